@@ -1,0 +1,40 @@
+# The two commands: `make lab` opens the course in JupyterLab; `make test` runs every test.
+# Both set up .venv first (Python 3.10+), from requirements.txt and constraints.txt.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+NBVAL := --nbval-current-env --nbval-cell-timeout=300
+WORKERS ?= 2
+
+.PHONY: lab test notebooks check setup clean
+
+$(BIN)/activate.done: requirements.txt constraints.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $@
+
+setup: $(BIN)/activate.done
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
+
+# Unit tests and the generator's check, then every solution notebook with its outputs
+# compared, then every student notebook run through (stubs must read "not attempted").
+test: setup
+	$(BIN)/python -m pytest -q -n $(WORKERS) tests/
+	TPU_COURSE_EXPECT=correct $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(NBVAL) \
+		--nbval --nbval-sanitize-with tests/sanitize.cfg solutions/
+	TPU_COURSE_EXPECT=not-attempted $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(NBVAL) \
+		--nbval-lax notebooks/
+
+# Regenerate notebooks/ and solutions/ from sources/ (executes the solutions), or check them.
+notebooks: setup
+	$(BIN)/python generate.py $(SOURCES)
+
+check: setup
+	$(BIN)/python generate.py --check
+
+clean:
+	rm -rf $(VENV)
