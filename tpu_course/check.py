@@ -1,2 +1,2 @@
 """Every exercise's checker: `from tpu_course import check`, then `check.ex_0_1(answer)`."""
-from .exercises_00 import ex_0_1  # noqa: F401
+from .exercises_start_here import ex_0_1  # noqa: F401

@@ -1,4 +1,4 @@
-"""Exercises of 00_start_here."""
+"""Exercises of 00_start_here: the strategy warm-up."""
 from .checking import Exercise, Incorrect, call, expect_equal
 
 
