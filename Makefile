@@ -17,8 +17,9 @@ $(BIN)/activate.done: requirements.txt constraints.txt pyproject.toml
 
 setup: $(BIN)/activate.done
 
+# As root (a container, CI), Jupyter needs --allow-root.
 lab: setup
-	$(BIN)/jupyter lab notebooks/ $(LAB_ARGS)
+	$(BIN)/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Unit tests and the generator's check, then every solution notebook with its outputs
 # compared, then every student notebook run through (stubs must read "not attempted").

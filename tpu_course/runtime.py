@@ -17,7 +17,12 @@ COLAB_EXTRAS = ("ipywidgets", "matplotlib")  # preinstalled on Colab; installed 
 
 
 def in_colab():
-    return "google.colab" in sys.modules or importlib.util.find_spec("google.colab") is not None
+    if "google.colab" in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec("google.colab") is not None
+    except ModuleNotFoundError:  # no `google` package at all
+        return False
 
 
 def installed_version(distribution):
