@@ -5,13 +5,23 @@ VENV := .venv
 BIN := $(VENV)/bin
 NBVAL := --nbval-current-env --nbval-cell-timeout=300
 WORKERS ?= 2
+# On a TPU host (or with TPU=1) the TPU build of TensorFlow replaces the CPU one.
+TPU ?= $(strip $(wildcard /dev/accel[0-9]* /dev/vfio/[0-9]*)$(TPU_ACCELERATOR_TYPE))
+TF_VERSION := $(shell sed -n 's/^tensorflow==\([0-9.]*\).*/\1/p' requirements.txt)
+LIBTPU_INDEX := https://storage.googleapis.com/libtpu-tf-releases/index.html
 
 .PHONY: lab test notebooks check setup clean
 
 $(BIN)/activate.done: requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt -c constraints.txt
+ifneq ($(TPU),)
+	$(BIN)/python -m pip install -q tensorflow-tpu==$(TF_VERSION) --find-links $(LIBTPU_INDEX)
+	grep -v '^tensorflow==' requirements.txt > $(VENV)/requirements.txt
+else
+	cp requirements.txt $(VENV)/requirements.txt
+endif
+	$(BIN)/python -m pip install -q -r $(VENV)/requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $@
 

@@ -36,3 +36,10 @@ def test_colab_tpu_runtime_installs_and_says_so(monkeypatch):
     line = runtime.prepare()
     assert installed[0][0] == "tensorflow-tpu==2.20.0" and installed[1] == ("ipywidgets",)
     assert line == "Runtime: Colab, installed tensorflow-tpu==2.20.0, ipywidgets."
+
+
+def test_colab_pins_the_same_tensorflow_as_requirements():
+    from conftest import ROOT
+    pins = dict(line.split("#")[0].strip().split("==") for line in (ROOT / "requirements.txt").read_text().splitlines()
+                if "==" in line.split("#")[0])
+    assert pins["tensorflow"] == runtime.TENSORFLOW_VERSION

@@ -2,6 +2,8 @@
 
 Notebooks hold the teaching; this package holds what they share.
 """
+import warnings
+
 from . import measure
 from .hardware import connect
 
@@ -16,6 +18,9 @@ def start(seed=0):
         print(done)
     strategy = connect()
     import tensorflow as tf
+    # Keras and TensorFlow warn about their own internals; keep that out of the lessons.
+    for module in ("keras", "tensorflow", "absl"):
+        warnings.filterwarnings("ignore", module=module)
     if not tf.__version__.startswith(runtime.TENSORFLOW_VERSION.rsplit(".", 1)[0]):
         print(f"Note: the course is tested on TensorFlow {runtime.TENSORFLOW_VERSION}; "
               f"this runtime has {tf.__version__}, so some outputs may differ.")

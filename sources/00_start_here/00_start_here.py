@@ -53,8 +53,11 @@ print("devices: ", strategy.extended.worker_devices)
 assert len(strategy.extended.worker_devices) == strategy.num_replicas_in_sync
 
 # %% [markdown]
-# On a Colab TPU v2-8 this says 8 replicas and `TPUStrategy`; on the CPU fallback, 8 replicas
-# and `MirroredStrategy`. The rest of the course is written so the same code runs on both.
+# On an 8-core TPU such as a v2-8 this says 8 replicas and `TPUStrategy`; on a single-chip
+# v5e-1 it says 1, since each v5e chip has one TensorCore
+# ([TPU v5e](https://cloud.google.com/tpu/docs/v5e)); on the CPU fallback, 8 replicas and
+# `MirroredStrategy`. The rest of the course is written so the same code runs on all of them,
+# whatever the number of replicas.
 #
 # One rule follows from how the fallback works: TensorFlow fixes its devices the first time
 # it runs anything, so the CPU can be split into replicas only *before* any other TensorFlow
