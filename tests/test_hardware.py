@@ -179,3 +179,8 @@ def test_local_tpu_signs_read_device_files_and_colab(monkeypatch):
     assert hardware.local_tpu_signs() == ["COLAB_TPU_1VM=1"]
     monkeypatch.setattr(hardware.glob, "glob", lambda pattern: ["/dev/accel0"] if "accel" in pattern else [])
     assert "/dev/accel0" in hardware.local_tpu_signs()
+
+
+def test_jupyter_shows_the_message_without_the_course_frames():
+    error = hardware.HardwareError("Restart the kernel.")
+    assert error._render_traceback_() == ["HardwareError: Restart the kernel."]

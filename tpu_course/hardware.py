@@ -21,6 +21,10 @@ _found = None  # (strategy, summary line), set by the first successful connect()
 class HardwareError(RuntimeError):
     """The hardware cannot be set up as asked; the message says what to do."""
 
+    def _render_traceback_(self):
+        """In IPython and Jupyter, show the message alone: the frames are the course's, not yours."""
+        return [f"HardwareError: {self}"]
+
 
 def local_tpu_signs():
     """What shows a TPU attached to this machine, without starting TensorFlow.
