@@ -75,7 +75,7 @@ class Exercise:
         try:
             self._check(answer)
         except NotAttempted:
-            return "not-attempted", "the stub is still there (it raises NotImplementedError)."
+            return "not-attempted", "the stub is still in place."
         except Incorrect as difference:
             return "incorrect", str(difference)
         except LearnerCodeRaised as raised:
@@ -88,7 +88,7 @@ class Exercise:
         text = {
             "correct": f"✅ {name}: correct.",
             "not-attempted": f"⏳ {name}: not attempted yet: {message} "
-                             "Replace the TODO with your code and run this cell again.",
+                             "Replace the TODO above with your code, run that cell, then this one again.",
             "incorrect": f"❌ {name}: not yet. {message.rstrip('.')}. "
                          f"For a hint: check.{self.key}.hint()",
             "raised": f"💥 {name}: your code raised {message.rstrip('.')}. "
