@@ -10,8 +10,8 @@
 #
 # On a TPU your step runs as one compiled program. TensorFlow gets that program by *tracing*
 # your Python function into a graph, and a graph holds two kinds of things: values that never
-# change (tensors) and state that does (variables). Most surprises people hit when they move
-# code to a TPU come from mixing these up: writing into a tensor as if it were a NumPy array,
+# change (tensors) and state that does (variables). Several common surprises in TensorFlow
+# code come from mixing these up: writing into a tensor as if it were a NumPy array,
 # running a TensorFlow 1 snippet, expecting a `print` to fire every step, or retracing (and on a
 # TPU, recompiling) on every call. This notebook sorts them out, each with a cell you can run.
 #
