@@ -39,6 +39,15 @@ def test_cpu_fallback_replica_counts(count, expected):
     assert "Using MirroredStrategy" not in out + err  # TensorFlow's logging stays silent
 
 
+def test_xla_log_line_is_absorbed_by_connect():
+    code, out, err = run_python(CONNECT + """
+    import tensorflow as tf
+    print(tf.function(lambda x: x * 2, jit_compile=True)(tf.constant(1.0)).numpy())
+    """)
+    assert code == 0, err
+    assert "Compiled cluster using XLA" not in out + err
+
+
 def test_second_call_returns_the_same_strategy_and_line():
     code, out, err = run_python("""
         from tpu_course import connect
@@ -96,6 +105,7 @@ class FakeStrategy:
 def fresh(monkeypatch):
     """Module state reset for one test, restored after; no real CPU split (1 replica)."""
     monkeypatch.setattr(hardware, "_found", None)
+    monkeypatch.setattr(hardware, "_absorb_one_time_logs", lambda tf: None)  # would start TF's devices
     for name in ("TPU_COURSE_DEVICE", "TPU_NAME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TPU_COURSE_CPU_REPLICAS", "1")

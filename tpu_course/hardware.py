@@ -11,6 +11,7 @@ Environment variables:
 """
 import glob
 import os
+import sys
 
 KINDS = ("tpu", "gpu", "cpu")
 DEFAULT_CPU_REPLICAS = 8
@@ -151,11 +152,29 @@ def connect():
     return strategy
 
 
+def _absorb_one_time_logs(tf):
+    """XLA logs "Compiled cluster using XLA!" once per process, straight to the process's
+    stderr through absl, which TF_CPP_MIN_LOG_LEVEL does not reach; Jupyter would show it
+    in the first compiling cell. Compile a trivial function once here, with stderr muted."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            with tf.device("/CPU:0"):
+                tf.function(lambda x: x + 1, jit_compile=True)(tf.constant(0.0)).numpy()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def connect_quietly():
     """The strategy, as connect() returns it, without printing (for checkers)."""
     global _found
     if _found is None:
-        _found = _choose(silence_tensorflow_logs())
+        tf = silence_tensorflow_logs()
+        _found = _choose(tf)
+        _absorb_one_time_logs(tf)
     return _found[0]
 
 
