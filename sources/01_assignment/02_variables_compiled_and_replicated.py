@@ -259,15 +259,15 @@ check.ex_1_5(make_step_counter)
 # time (a trace and an XLA compilation per call) and with one signature (compiled once).
 
 # %% tags=["nbval-ignore-output"]
-retrace_counter = tf.Variable(0, dtype=tf.int32)
+timed_counter = tf.Variable(0, dtype=tf.int32)
 
 
-@tf.function(jit_compile=True)
-def step_per_value(n):
-    retrace_counter.assign_add(n)
+def add_steps(n):
+    timed_counter.assign_add(n)
 
 
-_, step_once = make_step_counter()
+step_per_value = tf.function(add_steps, jit_compile=True)
+step_once = tf.function(add_steps, jit_compile=True, input_signature=[tf.TensorSpec([], tf.int32)])
 step_once(0)  # compile before timing
 new_values = iter(range(1, 1000))
 retracing = tpu_course.measure.time_calls(lambda: step_per_value(next(new_values)), repeats=8)
