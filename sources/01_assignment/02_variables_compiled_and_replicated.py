@@ -152,14 +152,15 @@ read_by_update = [number for name, number in parameters.items() if f"%{name}," i
 aliased = re.findall(r"\{[^{}]*\}: \((\d+),", hlo.splitlines()[0])
 print("inputs of the compiled program:", len(parameters))
 print("the add of AssignAddVariableOp reads parameter:", read_by_update)
-print("the output is written into the buffer of parameter:", aliased)
+print("the output may reuse the buffer of parameter:", aliased)
 assert len(parameters) == 2 and read_by_update == aliased == ["1"]
 
 # %% [markdown]
 # Read it like this: parameter 0 is `amount` (the add reads it through a reshape);
 # parameter 1 is the variable's **current value**, passed in like any other input; the
-# program adds them and returns the **new value** as its output. `input_output_alias` says that output may reuse parameter 1's
-# memory, so the new value can go straight into the variable's own buffer. The mutation is
+# program adds them and returns the **new value** as its output. `input_output_alias` says
+# that output may reuse parameter 1's memory, so the new value can go straight into the
+# variable's own buffer. The mutation is
 # compiled *functionally* (old value in, new value out), and it can still happen in place.
 #
 # > **Myth:** "TPUs cannot assign variables; a TPU program must be stateless."
@@ -168,8 +169,8 @@ assert len(parameters) == 2 and read_by_update == aliased == ["1"]
 # > function may not *create* a variable on every call (section 1), and on several replicas
 # > the variable's *aggregation* decides what an assign means (section 4).
 #
-# Here is an optimizer step compiled by XLA. Count the outputs that are written back into a
-# variable's buffer:
+# Here is an optimizer step compiled by XLA. Count the outputs that may reuse a variable's
+# buffer:
 
 # %%
 weights = tf.Variable([1.0, 2.0], name="weights")
@@ -191,7 +192,7 @@ train_step(x)
 print("weights after: ", weights.numpy().round(3), " optimizer steps:", int(optimizer.iterations))
 step_hlo = train_step.experimental_get_compiler_ir(x)(stage="hlo")
 written_back = re.findall(r"\{[^{}]*\}: \((\d+),", step_hlo.splitlines()[0])
-print("outputs written back into a variable:", len(written_back), "(the weights and the step count)")
+print("outputs that may reuse a variable's buffer:", len(written_back), "(the weights and the step count)")
 
 # %% [markdown]
 # The learning rate is a variable too, but the step only reads it, so it is an input and
@@ -200,7 +201,8 @@ print("outputs written back into a variable:", len(written_back), "(the weights 
 # **On the CPU fallback, show XLA on one device.** `jit_compile=True` on a function that
 # `MirroredStrategy` runs over the logical CPU devices fails, because XLA is asked to
 # reach variables on the other devices. That is a limit of the fallback, not of TPUs: on a
-# TPU, the replicated step is compiled by XLA anyway, with no flag.
+# TPU, the replicated step is compiled by XLA anyway, with no flag
+# ([Use TPUs](https://www.tensorflow.org/guide/tpu)).
 
 # %% tags=["nbval-ignore-output"]
 with strategy.scope():
@@ -225,8 +227,7 @@ assert outcome != "ran" or not on_cpu_replicas
 # %% [markdown]
 # ### Exercise 1.5: a compiled step counter that traces once
 #
-# On a TPU, every new trace of a step is a new XLA compilation, which can take seconds. A
-# training loop often passes plain Python numbers, and a `tf.function` traces again for
+# On a TPU, every new trace of a step is a new XLA compilation. A training loop often passes plain Python numbers, and a `tf.function` traces again for
 # every new Python value it sees. Write `make_step_counter()`, which returns a pair
 # `(counter, step)`:
 # - `counter`: a new `tf.Variable` of dtype `int32`, starting at 0;
@@ -282,8 +283,8 @@ assert slower > 1
 
 # %% [markdown]
 # Look for the retracing bar towering over the other: each of its calls traces and compiles.
-# On a TPU the compilation is slower still, which is why a TPU training step gets tensors
-# (or an `input_signature`), never fresh Python numbers.
+# On a TPU every trace is an XLA compilation too, which is why a TPU training step gets
+# tensors (or an `input_signature`), never fresh Python numbers.
 
 # %% [markdown]
 # ## 3. Control flow that compiles
@@ -484,12 +485,12 @@ for choice in CHOICES:
     show_assign_add(choice)
 
 replicas = strategy.num_replicas_in_sync
-total = replicas * (replicas + 1) / 2
+summed = replicas * (replicas + 1) / 2
 assert after_assign_add("NONE") == ([n + 1.0 for n in range(replicas)], 1.0)
-assert after_assign_add("SUM") == ([total] * replicas, total)
-assert after_assign_add("MEAN") == ([total / replicas] * replicas, total / replicas)
+assert after_assign_add("SUM") == ([summed] * replicas, summed)
+assert after_assign_add("MEAN") == ([summed / replicas] * replicas, summed / replicas)
 assert after_assign_add("ONLY_FIRST_REPLICA") == ([1.0] * replicas, 1.0)
-assert after_assign_add("ON_READ + SUM (metrics)") == ([n + 1.0 for n in range(replicas)], total)
+assert after_assign_add("ON_READ + SUM (metrics)") == ([n + 1.0 for n in range(replicas)], summed)
 
 # %% [markdown]
 # With 8 replicas, read the lines like this:
