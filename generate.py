@@ -2,6 +2,7 @@
 
     python generate.py                     regenerate everything, executing the solutions
     python generate.py sources/00_start_here/00_start_here.py   only that source
+    python generate.py --no-execute        regenerate, keeping the committed solution outputs
     python generate.py --check             regenerate into memory and fail on any difference
 
 Each source in sources/ is a percent-format script (jupytext's `# %%` cells). Solution code
@@ -362,6 +363,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="*", type=Path, help="sources whose solutions to execute (default: all)")
     parser.add_argument("--check", action="store_true", help="fail on any difference; write nothing")
+    parser.add_argument("--no-execute", action="store_true",
+                        help="execute no solution; keep the outputs already committed")
     options = parser.parse_args()
     try:
         if options.check:
@@ -372,6 +375,8 @@ def main():
                 print("Fix: edit the sources, then run `python generate.py`.")
             return 1 if problems else 0
         selected = [path.resolve() for path in options.sources] or all_sources()
+        if options.no_execute:
+            selected = []
         missing = [path for path in selected if path not in all_sources()]
         if missing:
             raise SourceError(f"{missing[0]} is not a source; sources are sources/<module>/<name>.py")
