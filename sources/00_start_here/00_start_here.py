@@ -109,11 +109,14 @@ assert numbers == list(range(strategy.num_replicas_in_sync))
 # object (a `PerReplica` when there are several). `experimental_local_results` unwraps it
 # into a tuple you can read. On a TPU the same cell prints the same numbers, one per core.
 #
-# **XLA is not automatic on the fallback.** On a TPU, everything that runs on the cores is
-# compiled by XLA, and an operation XLA cannot compile is an error. On the CPU, TensorFlow
-# runs graphs without XLA unless you ask for it, so code that would fail on a TPU can run here
-# without complaint. Here is a function that formats a string, an operation XLA has no kernel
-# for:
+# **XLA is not automatic on the fallback.** On a TPU, the replicated step is compiled by XLA
+# for the cores. An operation XLA has no kernel for (string formatting, `tf.py_function`, ...)
+# cannot run on the cores: with soft device placement on, which is TensorFlow's default,
+# `TPUStrategy` moves it to the host CPU for you ("automatic outside compilation", see
+# `tensorflow/python/tpu/tpu.py`), at the cost of a round trip between chip and host on every
+# step; with it off, the step fails. On the CPU, TensorFlow runs graphs without XLA unless you
+# ask, so none of this shows: such code runs here quietly. Here is a function that formats a
+# string:
 
 # %%
 def describe(x):
@@ -126,6 +129,7 @@ print(describe(tf.constant(3.0)).numpy())
 # It runs. Now ask for compilation with `jit_compile=True`, which is what a TPU always does:
 
 # %%
+print("soft device placement:", tf.config.get_soft_device_placement())
 compiled_describe = tf.function(describe, jit_compile=True)
 try:
     compiled_describe(tf.constant(3.0))
@@ -136,8 +140,9 @@ except tf.errors.InvalidArgumentError as error:
 
 # %% [markdown]
 # That is the check to run before you take code to a TPU: wrap the step in
-# `tf.function(jit_compile=True)` and call it once, on any machine. Module 02 teaches
-# compiling; module 04 what to do with work that cannot compile.
+# `tf.function(jit_compile=True)` and call it once, on any machine. What it refuses would, on a
+# TPU, be sent to the host on every step (or fail). Module 02 teaches compiling; module 04
+# what to do with work that cannot compile.
 #
 # **No bfloat16 matrix unit, and no TPU speed.** A TPU core multiplies matrices on a matrix
 # unit (MXU) that works in bfloat16
@@ -290,7 +295,7 @@ assert slower > 1
 #
 # **Check your understanding**
 # 1. Why must the set-up cell run before any other TensorFlow code?
-# 2. A function runs under `strategy.run` on the fallback but fails on a TPU. What is the likely cause, and how could you have caught it here?
+# 2. A function runs fast under `strategy.run` on the fallback but fails, or crawls, on a TPU. What is a likely cause, and how could you have caught it here?
 # 3. With 8 replicas and a global batch of 10, how many examples does each replica get? Why does a TPU dislike that?
 # 4. Why is "the fallback took 2 ms a step" no evidence about TPU speed, while "the first call took 50× longer than the later ones" is worth knowing?
 #
