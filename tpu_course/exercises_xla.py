@@ -159,8 +159,9 @@ def _check_tpu_friendly(answer):
         try:
             batches = [batch.numpy() for batch in got]
         except tf.errors.OpError as error:
-            first_line = (str(error).strip().splitlines() or [""])[0]
-            message = f"{where}: reading your dataset raised {type(error).__name__}: {first_line[:160]}"
+            text = re.sub(r"\{\{[^}]*\}\}\s*|\s*\[Op:\w+\].*", "", str(error)).strip()
+            first_line = (text.splitlines() or [""])[0]
+            message = f"{where}: reading your dataset raised {type(error).__name__}: {first_line[:160].rstrip('. ')}"
             if "pad to a smaller size" in first_line:
                 message += ". A sequence longer than `length` must be cut first"
             raise Incorrect(message) from None
