@@ -34,8 +34,8 @@ def _compile_problem(error):
     if "Detected unsupported operations" in text:
         found = re.search(r"on XLA_\w+: (\w+)", text)
         op = found.group(1) if found else "one of its operations"
-        return (f"XLA cannot compile the op {op} (it has no XLA kernel, and a TPU would refuse it "
-                "too): compute the same thing with TensorFlow ops")
+        return (f"XLA cannot compile the op {op} (it has no XLA kernel, so it cannot run on a TPU's "
+                "cores either): compute the same thing with TensorFlow ops")
     if "must be a compile-time constant" in text:
         return ("XLA refused a shape that depends on the values (\"must be a compile-time "
                 "constant\"): keep every shape fixed by the input's shape")

@@ -10,13 +10,13 @@
 #
 # A TPU runs nothing op by op: every step you send it is first compiled, as a whole, by the
 # XLA compiler. That one fact explains most of what is different about TPU code: some
-# operations are refused, a chain of small operations can become one fast loop, and a batch
+# operations cannot run on the chip, a chain of small operations can become one fast loop, and a batch
 # of a new shape means a new compilation. This notebook shows each of these on the machine
 # in front of you, because `tf.function(jit_compile=True)` asks TensorFlow for the same XLA
 # compilation on a CPU or GPU.
 #
 # **You will learn to**
-# - say what XLA is, and demand it with `tf.function(jit_compile=True)` to find code a TPU would refuse;
+# - say what XLA is, and demand it with `tf.function(jit_compile=True)` to find code that cannot run on a TPU's cores;
 # - read the HLO program XLA compiles, and see operations fused into one;
 # - measure what compiling buys (and when it does not), as ratios on this machine;
 # - keep shapes static: count compilations, mask instead of filter, and batch with `drop_remainder=True` or padding.
@@ -36,11 +36,11 @@
 #
 # TensorFlow can run your Python function in three ways:
 #
-# | How | What runs | On a TPU |
+# | How | What runs | Compiled by XLA? |
 # |---|---|---|
-# | eagerly | one TensorFlow kernel per operation, called from Python | only for small things outside the step |
-# | `tf.function(f)` | a graph of TensorFlow kernels | the step under `strategy.run` is compiled by XLA anyway |
-# | `tf.function(f, jit_compile=True)` | one program compiled by XLA | what always happens |
+# | eagerly | one TensorFlow kernel per operation, called from Python | no |
+# | `tf.function(f)` | a graph of TensorFlow kernels | no on a CPU or GPU; on a TPU, the step run by `strategy.run` is |
+# | `tf.function(f, jit_compile=True)` | one program compiled by XLA | yes, on any device, or an error |
 #
 # `jit_compile=True` *demands* compilation
 # ([`tf.function`](https://www.tensorflow.org/api_docs/python/tf/function)): the whole function
@@ -88,9 +88,21 @@ for function in (mean_as_text, doubled_in_python):
 
 # %% [markdown]
 # `AsString` is `tf.strings.as_string`, `EagerPyFunc` is `tf.py_function`. Without
-# `jit_compile=True`, both run on the CPU without complaint; on a TPU, inside the step, they
-# are refused. So: to check code for a TPU on any machine, wrap it in
-# `tf.function(jit_compile=True)` and call it once.
+# `jit_compile=True`, both run on the CPU without complaint. In a TPU step they cannot run
+# on the TPU either. TensorFlow's default there is not an error but a detour: with soft device
+# placement on, as it is unless you turn it off, `TPUStrategy` enables *automatic outside
+# compilation*, and "ops without XLA kernels will be automatically placed on CPU", the TPU
+# VM's host (the log message in
+# [tensorflow/python/tpu/tpu.py](https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/tpu/tpu.py)).
+# The step then runs, but stops for a round trip to the host each time. Module 04 is about that
+# detour. The setting, here:
+
+# %%
+print("soft device placement:", tf.config.get_soft_device_placement())
+
+# %% [markdown]
+# So to find the ops that would leave the TPU, on any machine, wrap the step in
+# `tf.function(jit_compile=True)` and call it once: there, they are errors.
 #
 # > **Myth:** Keras compiles your model with XLA unless you say otherwise, so a Keras model
 # > that trains on the CPU has been checked for XLA. **Fact:** Keras 3's default,
@@ -205,8 +217,8 @@ for label, ratio in tpu_course.measure.ratios(timings).items():
 assert all(t > 0 for seconds in timings.values() for t in seconds)
 
 # %% [markdown]
-# Look at the last bar. Eager runs 18 TensorFlow kernels from Python, each writing a full
-# array; `tf.function` runs the same kernels from a graph, without Python in between;
+# Look at the last bar. Eager runs each of the 18 operations as its own TensorFlow kernel,
+# called from Python, each writing a full array; `tf.function` runs the same kernels from a graph, without Python in between;
 # XLA runs one fused loop. On the CPU this course was tested on, the compiled version was
 # clearly the fastest. Your ratios are this machine's; on a TPU there is no eager column to
 # compare against, only compiled programs.
@@ -236,8 +248,8 @@ for label, ratio in tpu_course.measure.ratios(timings).items():
     print(f"{label:17s} {ratio:5.2f}× the speed of eager")
 
 # %% [markdown]
-# On the 2-core CPU this course was tested on, the compiled chain was the *slowest*: XLA's
-# CPU sine is slower than TensorFlow's. On a TPU this choice does not arise (everything is
+# On the 2-core CPU this course was tested on, the compiled chain was the *slowest*: there,
+# XLA's code for sine and cosine ran slower than TensorFlow's kernels. On a TPU this choice does not arise (everything is
 # compiled), but on a CPU or GPU, compile where the measurement says so.
 
 # %% [markdown]
@@ -308,8 +320,9 @@ assert median(new_shape_same_trace) > 2 * median(seen_shape)
 
 # %% [markdown]
 # The first two bars are both tall: compiling, not tracing, is the cost, and a new shape pays
-# it whatever the trace count says. On a TPU, compiling a real model takes seconds to
-# minutes, so a stream of batch shapes is a stream of compilations.
+# it whatever the trace count says. The bigger the program, the longer XLA takes, and a real
+# model's training step is far bigger than this function: a stream of batch shapes is a stream
+# of compilations.
 #
 # ### Shapes that depend on the data
 #
@@ -328,10 +341,12 @@ compiled_positive_values = tf.function(positive_values, jit_compile=True)
 print(compiled_positive_values(batch).numpy())
 result_type = re.search(r"ENTRY .*-> (\S+) \{", compiled_positive_values.experimental_get_compiler_ir(batch)()).group(1)
 print("compiled result type:", result_type)
+print("set-dimension-size in the HLO:", "set-dimension-size" in compiled_positive_values.experimental_get_compiler_ir(batch)())
 
 
 # %% [markdown]
-# Every buffer is sized for the bound and the real length travels beside it. Other
+# The program computes the real length at run time and attaches it to the result
+# (`set-dimension-size` in the HLO), while memory is laid out for the bound. Other
 # data-dependent shapes are simply refused. A ragged result, one list per row, is:
 
 # %%
@@ -350,9 +365,24 @@ except tf.errors.InvalidArgumentError as error:
 # x, 0.0)` has the shape of `x`, whatever the values:
 
 # %%
-masked = tf.function(lambda x: tf.where(x > 0, x, 0.0), jit_compile=True)
+def zero_the_rest(x):
+    return tf.where(x > 0, x, 0.0)
+
+
+masked = tf.function(zero_the_rest, jit_compile=True)
 print(masked(batch).numpy())
 print("compiled result type:", re.search(r"ENTRY .*-> (\S+) \{", masked.experimental_get_compiler_ir(batch)()).group(1))
+
+# %% [markdown]
+# Masking is also much less work: selecting needs XLA to work out where each kept value goes.
+# The number of HLO operations in each program:
+
+# %% tags=["nbval-ignore-output"]
+selecting_ops = entry_ops(compiled_positive_values.experimental_get_compiler_ir(batch)())
+masking_ops = entry_ops(masked.experimental_get_compiler_ir(batch)())
+print(f"boolean_mask: {len(selecting_ops)} ops, tf.where: {len(masking_ops)} ops")
+print("boolean_mask uses:", sorted(set(selecting_ops) - PLUMBING))
+assert len(selecting_ops) > len(masking_ops)
 
 
 # %% [markdown]
@@ -419,7 +449,8 @@ print("batch sizes, batch(4):", [int(b.shape[0]) for b in examples.batch(4)])
 
 
 # %% [markdown]
-# For a compiled step, that short batch is one more program to compile, every epoch's end:
+# For a compiled step, that short batch is one more shape, so one more program to compile
+# (once: later epochs reuse it):
 
 # %%
 def traces_in_one_epoch(dataset):
@@ -464,10 +495,10 @@ assert sum(sizes) == 3
 # > shapes exists "to reduce XLA recompilation"
 # > ([`tf.distribute.RunOptions`](https://www.tensorflow.org/api_docs/python/tf/distribute/RunOptions)).
 # > So it runs, but each new shape can cost a compilation and the padding costs work. Static
-# > shapes compile once, which is why the [TPU guide](https://www.tensorflow.org/guide/tpu)
-# > repeats its training data "to avoid the potential last partial batch", and why the
-# > [performance guide](https://cloud.google.com/tpu/docs/performance-guide) asks for batch
-# > and feature sizes XLA does not have to pad. The defaults, as documented:
+# > shapes compile once. (The [TPU guide](https://www.tensorflow.org/guide/tpu) repeats its
+# > training data "to avoid the potential last partial batch", for another reason: the loss
+# > scaling stays right. The [performance guide](https://cloud.google.com/tpu/docs/performance-guide)
+# > adds batch and feature sizes that XLA does not have to pad.) The defaults, as documented:
 
 # %%
 print(tf.distribute.RunOptions())
@@ -535,8 +566,8 @@ check.ex_2_2(tpu_friendly)
 #
 # | Message (key phrase) | Cause | Fix |
 # |---|---|---|
-# | `InvalidArgumentError: Detected unsupported operations ... : StringFormat` (or `EagerPyFunc`, `PyFunc`, `AsString`, ...) | an op with no XLA kernel inside a compiled function | rewrite with TensorFlow ops; move string and Python work into `tf.data` or after the step (module 04) |
-# | `InvalidArgumentError: ... must be a compile-time constant` | a shape computed from the values (ragged results, `tf.range` of a data-dependent size in some ops) | static shapes: mask with `tf.where` instead of selecting |
+# | `InvalidArgumentError: Detected unsupported operations ... : StringFormat` (or `EagerPyFunc`, `PyFunc`, `AsString`, ...) | an op with no XLA kernel in a function compiled with `jit_compile=True` | rewrite with TensorFlow ops; move string and Python work into `tf.data` or after the step (module 04) |
+# | `InvalidArgumentError: ... must be a compile-time constant` | a shape computed from the values that XLA cannot bound (a ragged result, for one) | static shapes: mask with `tf.where` instead of selecting |
 # | `ValueError: Compiler IR can only be returned for functions marked with 'jit_compile=True'` | `experimental_get_compiler_ir` on a plain `tf.function` | add `jit_compile=True` |
 # | `DataLossError: Attempted to pad to a smaller size than the input element` | `padded_batch` with fixed `padded_shapes` shorter than an element | cut the sequences first: `map(lambda s: s[:length])` |
 # | `InvalidArgumentError: Trying to access resource ... located in device CPU:1 from device CPU:0` | `jit_compile=True` around `strategy.run` with variables, on the CPU fallback's logical devices ([XLA known issues](https://www.tensorflow.org/xla/known_issues)) | on the fallback, show XLA on one device; on a TPU the replicated step is compiled anyway |
@@ -583,13 +614,13 @@ else:
 #
 # You can now:
 # - say what XLA is and why every TPU step goes through it;
-# - find code a TPU would refuse, on any machine, with `tf.function(jit_compile=True)`;
+# - find code that cannot run on a TPU's cores, on any machine, with `tf.function(jit_compile=True)`;
 # - read a function's HLO with `experimental_get_compiler_ir`, and spot a fusion and a data-dependent (`<=`) shape;
 # - measure what compiling buys as a ratio on the machine at hand, and know it can be below 1;
 # - keep shapes static: mask instead of filtering, `drop_remainder=True`, fixed `padded_shapes`, or pad and weight the last batch.
 #
 # **Check your understanding**
-# 1. A function runs under `tf.function` on your laptop but fails in the TPU step. What one change lets you see the failure on the laptop?
+# 1. A training step runs fine on your laptop. On a TPU it runs, but slowly, and the log says ops were placed on the CPU. What one change finds those ops on the laptop?
 # 2. Why can fusing six elementwise operations into one loop make them faster, even though the arithmetic is the same?
 # 3. Your jit-compiled step's trace count stays at 2 over an epoch, yet each epoch is slow to start and to end. What could be compiling, and how would you check?
 # 4. Why is `tf.where(x > 0, x, 0.0)` better for a TPU than `tf.boolean_mask(x, x > 0)`, even though both compile here?
