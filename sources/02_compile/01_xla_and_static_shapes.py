@@ -91,8 +91,8 @@ for function in (mean_as_text, doubled_in_python):
 # `jit_compile=True`, both run on the CPU without complaint. In a TPU step they cannot run
 # on the TPU either. TensorFlow's default there is not an error but a detour: with soft device
 # placement on, as it is unless you turn it off, `TPUStrategy` enables *automatic outside
-# compilation*, and "ops without XLA kernels will be automatically placed on CPU", the TPU
-# VM's host (the log message in
+# compilation*, and "ops without XLA kernels will be automatically placed on CPU", the host's
+# CPU (the log message in
 # [tensorflow/python/tpu/tpu.py](https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/tpu/tpu.py)).
 # The step then runs, but stops for a round trip to the host each time. Module 04 is about that
 # detour. The setting, here:
@@ -105,7 +105,8 @@ print("soft device placement:", tf.config.get_soft_device_placement())
 # `tf.function(jit_compile=True)` and call it once: there, they are errors.
 #
 # > **Myth:** Keras compiles your model with XLA unless you say otherwise, so a Keras model
-# > that trains on the CPU has been checked for XLA. **Fact:** Keras 3's default,
+# > that trains on the CPU has been checked for XLA. (Its docstring says `"auto"` "enables XLA
+# > compilation if the model supports it".) **Fact:** Keras 3's default,
 # > `compile(jit_compile="auto")`, turns XLA *off* on a machine without an accelerator, and
 # > whenever a distribution strategy was in scope when the model was made (see
 # > `_resolve_auto_jit_compile` in
@@ -185,8 +186,9 @@ assert "fusion" in entry_ops(optimized) and {"sine", "exponential"} <= set(fused
 # ## 3. What compiling buys, measured
 #
 # A polynomial evaluated by Horner's rule is a chain of 18 elementwise operations (multiply,
-# add, multiply, add, ...). On a million numbers, run three ways, on **one device** (the
-# CPU fallback cannot jit-compile a function run by `MirroredStrategy`: section 6 shows why):
+# add, multiply, add, ...). On a million numbers, run three ways, on **one device** (on the
+# CPU fallback, `jit_compile=True` around `strategy.run` fails once variables are involved:
+# section 6):
 
 # %%
 COEFFICIENTS = [0.3, -0.5, 0.2, 1.1, -0.7, 2.0, 0.3, -1.0, 0.5]
@@ -218,10 +220,10 @@ assert all(t > 0 for seconds in timings.values() for t in seconds)
 
 # %% [markdown]
 # Look at the last bar. Eager runs each of the 18 operations as its own TensorFlow kernel,
-# called from Python, each writing a full array; `tf.function` runs the same kernels from a graph, without Python in between;
-# XLA runs one fused loop. On the CPU this course was tested on, the compiled version was
-# clearly the fastest. Your ratios are this machine's; on a TPU there is no eager column to
-# compare against, only compiled programs.
+# called from Python, each writing a full array; `tf.function` runs the same kernels from a
+# graph, without Python in between; XLA runs one fused loop. On the CPU this course was
+# tested on, the compiled version was clearly the fastest. Your ratios are this machine's,
+# and say nothing about a TPU's.
 #
 # > **Myth:** `jit_compile=True` always makes code faster. **Fact:** XLA removes per-op
 # > overhead and fuses, but its code for a given operation can be slower than TensorFlow's
@@ -249,8 +251,9 @@ for label, ratio in tpu_course.measure.ratios(timings).items():
 
 # %% [markdown]
 # On the 2-core CPU this course was tested on, the compiled chain was the *slowest*: there,
-# XLA's code for sine and cosine ran slower than TensorFlow's kernels. On a TPU this choice does not arise (everything is
-# compiled), but on a CPU or GPU, compile where the measurement says so.
+# XLA's code for sine and cosine ran slower than TensorFlow's kernels. On a TPU the choice
+# does not arise (the step is always compiled), but on a CPU or GPU, compile where the
+# measurement says so.
 
 # %% [markdown]
 # ## 4. A new shape is a new program
@@ -346,7 +349,7 @@ print("set-dimension-size in the HLO:", "set-dimension-size" in compiled_positiv
 
 # %% [markdown]
 # The program computes the real length at run time and attaches it to the result
-# (`set-dimension-size` in the HLO), while memory is laid out for the bound. Other
+# (`set-dimension-size` in the HLO), while the result's type reserves room for the bound. Other
 # data-dependent shapes are simply refused. A ragged result, one list per row, is:
 
 # %%
@@ -622,7 +625,7 @@ else:
 # **Check your understanding**
 # 1. A training step runs fine on your laptop. On a TPU it runs, but slowly, and the log says ops were placed on the CPU. What one change finds those ops on the laptop?
 # 2. Why can fusing six elementwise operations into one loop make them faster, even though the arithmetic is the same?
-# 3. Your jit-compiled step's trace count stays at 2 over an epoch, yet each epoch is slow to start and to end. What could be compiling, and how would you check?
+# 3. Your jit-compiled step's trace count stays at 2 over the first epoch, yet many of its steps are slow. What could be compiling, and how would you check?
 # 4. Why is `tf.where(x > 0, x, 0.0)` better for a TPU than `tf.boolean_mask(x, x > 0)`, even though both compile here?
 # 5. When is dropping the last batch wrong, and what do you do instead?
 #
