@@ -145,8 +145,8 @@ def _check_tpu_friendly(answer):
                             f"got {spec.shape}")
         if shape[0] is None:
             raise Incorrect(f"{where}: element_spec has shape {spec.shape}: the batch dimension is "
-                            "None, so a last, smaller batch can come, and a TPU would compile a new "
-                            "program for it. Make every batch exactly batch_size")
+                            "None, so a last, smaller batch can come: one more shape to compile a "
+                            "program for. Make every batch exactly batch_size")
         if shape[1] is None:
             raise Incorrect(f"{where}: element_spec has shape {spec.shape}: the sequence dimension "
                             "is None, so it changes from batch to batch. Make every sequence exactly "

@@ -2,7 +2,7 @@
 # jupyter:
 #   course:
 #     minutes: 25
-#     summary: What compiling for a TPU means. XLA and jit_compile, what fails to compile, reading HLO and fusion, what compiling buys (measured), and why static shapes compile once.
+#     summary: What compiling for a TPU means; XLA and jit_compile; ops that cannot compile; reading HLO and fusion; what compiling buys, measured; static shapes, in functions and in tf.data.
 # ---
 
 # %% [markdown]
