@@ -329,8 +329,9 @@ check.ex_2_6(make_multi_step)
 # %% [markdown]
 # ### Measure it: one step per call against many
 #
-# The TPU guide writes the loop with `strategy.run` directly inside it; it is the same idea.
-# Both versions below train the same model, from the same batches:
+# Below, the loop calls the one-step function of section 2, as your answer does (the TPU guide
+# calls `strategy.run` directly in the loop: the same idea). Both ways train the same model,
+# from the same iterator, first one step per call, then 20 steps per call:
 
 # %%
 def make_steps(model, optimizer):
