@@ -1,4 +1,6 @@
 import json
+import linecache
+import re
 from pathlib import Path
 
 import nbformat
@@ -20,20 +22,28 @@ def notebook_namespace(strategy):
     return {"tf": tf, "np": np, "strategy": strategy}
 
 
+def run_cell_text(text, namespace, filename):
+    """exec() code under a file name that linecache knows: AutoGraph reads a function's
+    source to turn `for _ in tf.range(...)` into a graph loop, and finds none in a bare string."""
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace
+
+
 def reference(key, name, strategy):
-    """The function `name` as the solution notebook defines it (from tpu_course/solutions.json)."""
-    namespace = notebook_namespace(strategy)
-    exec(json.loads((ROOT / "tpu_course" / "solutions.json").read_text())[key], namespace)
-    return namespace[name]
+    """The name `name` as the solution notebook defines it (from tpu_course/solutions.json)."""
+    text = json.loads((ROOT / "tpu_course" / "solutions.json").read_text())[key]
+    return run_cell_text(text, notebook_namespace(strategy), f"<solution {key}>")[name]
 
 
 def student_stub(notebook, name, strategy):
-    """The function `name` as the student notebook defines it: the untouched stub."""
-    namespace = notebook_namespace(strategy)
+    """The name `name` (a function or an assigned value) as the student notebook defines it:
+    the untouched stub. Checker calls in the same cell are left out."""
+    defines = re.compile(rf"^(def {name}\(|{name} = )", re.MULTILINE)
     for cell in nbformat.read(ROOT / "notebooks" / notebook, as_version=4).cells:
-        if cell.cell_type == "code" and f"def {name}(" in cell.source:
-            exec(cell.source, namespace)
-            return namespace[name]
+        if cell.cell_type == "code" and defines.search(cell.source):
+            text = "\n".join(line for line in cell.source.splitlines() if not line.startswith("check."))
+            return run_cell_text(text, notebook_namespace(strategy), f"<stub {name}>")[name]
     raise LookupError(f"notebooks/{notebook} defines no {name}")
 
 

@@ -239,12 +239,7 @@ def test_ex_1_3_message_does_not_reveal_the_answer(outcome):
     assert str(actual_traces("A")) not in message
 
 
-def test_ex_1_3_untouched_stub_is_not_attempted(outcome):
-    import nbformat
-    from conftest import ROOT
-    namespace = {}
-    for cell in nbformat.read(ROOT / "notebooks" / NOTEBOOK, as_version=4).cells:
-        if cell.cell_type == "code" and "predicted_traces =" in cell.source:
-            exec(cell.source.split("check.ex_1_3")[0], namespace)
-    assert namespace["predicted_traces"] is ...
-    assert outcome(check.ex_1_3, namespace["predicted_traces"])[0] == "not-attempted"
+def test_ex_1_3_untouched_stub_is_not_attempted(strategy, outcome):
+    predicted_traces = student_stub(NOTEBOOK, "predicted_traces", strategy)
+    assert predicted_traces is ...
+    assert outcome(check.ex_1_3, predicted_traces)[0] == "not-attempted"

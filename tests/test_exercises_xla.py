@@ -1,23 +1,12 @@
 """Exercises 2.1 and 2.2: the references pass, plausible wrong answers are caught, others pass too."""
-import nbformat
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import ROOT, notebook_namespace, reference, student_stub
+from conftest import reference, student_stub
 from tpu_course import check
 
 NOTEBOOK = "02_compile/01_xla_and_static_shapes.ipynb"
-
-
-def student_names(strategy, marker):
-    """The namespace after running the student notebook's cell that contains `marker`."""
-    namespace = notebook_namespace(strategy)
-    for cell in nbformat.read(ROOT / "notebooks" / NOTEBOOK, as_version=4).cells:
-        if cell.cell_type == "code" and marker in cell.source:
-            exec(cell.source, namespace)
-            return namespace
-    raise LookupError(f"notebooks/{NOTEBOOK} has no cell with {marker!r}")
 
 
 # ---- ex_2_1 -----------------------------------------------------------------------------------
@@ -123,9 +112,9 @@ def test_ex_2_1_wrong_answers_get_a_specific_message(strategy, outcome, answer, 
 
 
 def test_ex_2_1_untouched_stub_is_not_attempted(strategy, outcome):
-    names = student_names(strategy, "compiled_mean_of_positives =")
-    assert names["compiled_mean_of_positives"] is ...
-    assert outcome(check.ex_2_1, names["compiled_mean_of_positives"])[0] == "not-attempted"
+    compiled = student_stub(NOTEBOOK, "compiled_mean_of_positives", strategy)
+    assert compiled is ...
+    assert outcome(check.ex_2_1, compiled)[0] == "not-attempted"
     # the learner compiled the stub but has not written its body yet
     stub = student_stub(NOTEBOOK, "mean_of_positives", strategy)
     assert outcome(check.ex_2_1, jit(stub))[0] == "not-attempted"
