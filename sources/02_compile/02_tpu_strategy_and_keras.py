@@ -45,7 +45,8 @@ print(inspect.getsource(tpu_course.hardware._connect_tpu))
 #    `tpu="local"` means a TPU attached to this very machine: a Cloud TPU VM, or a Colab TPU
 #    runtime. A name or a `grpc://` address means a TPU reached over the network (the older
 #    TPU Node set-up). With no argument, it reads the environment variables `TPU_NAME` (or
-#    `KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS`, `TPU_CONFIG`); with none set, it gives up at once.
+#    `KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS`, `TPU_CONFIG`); with none set, it gives up at once
+#    ([tensorflow/python/tpu/client/client.py](https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/tpu/client/client.py)).
 # 2. **`tf.config.experimental_connect_to_cluster(resolver)`** connects TensorFlow's runtime
 #    to the TPU's host, so that operations can be placed there. For a local TPU there is
 #    nothing to connect to: the function returns without doing anything when the resolver's
@@ -223,9 +224,13 @@ except RuntimeError as error:
 # ## 3. A replicated step: `strategy.run`, `reduce`, local results
 #
 # `strategy.run(step, args=batch)` calls `step` once per replica, each on its own share of the
-# batch, and returns *per-replica* values. Put it inside a `tf.function`: on a TPU, that
-# function is what gets compiled (with XLA) and sent to the cores; called eagerly, the
-# replicas would be driven op by op from Python.
+# batch, and returns *per-replica* values. Put it inside a `tf.function`: then the step and
+# everything around it (the reduction, a loop over several steps) become one program, traced
+# once and, on a TPU, compiled once. `TPUStrategy` does not run steps eagerly at all
+# ([its API page](https://www.tensorflow.org/api_docs/python/tf/distribute/TPUStrategy):
+# "TPUStrategy doesn't support pure eager execution"); called outside a `tf.function`, it
+# wraps the step in one of its own, cached per Python function, so a fresh `lambda` on every
+# call compiles every time.
 #
 # Each replica sees only its share, so the loss is averaged over the **global** batch with
 # `tf.nn.compute_average_loss`: the replicas' gradients are summed when they are applied, and
