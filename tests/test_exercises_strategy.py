@@ -82,6 +82,16 @@ def wrong_number_of_classes(strategy):
     return model, optimizer, metric
 
 
+def uses_the_global_strategy(strategy):
+    from tpu_course.hardware import connect_quietly
+    with connect_quietly().scope():  # the notebook's `strategy`, not the argument
+        model = digits_model()
+        optimizer = keras.optimizers.Adam()
+        optimizer.build(model.trainable_variables)
+        metric = keras.metrics.SparseCategoricalAccuracy()
+    return model, optimizer, metric
+
+
 def alternative_functional_sgd(strategy):
     """Another correct answer: a functional model, SGD with momentum, built in the scope."""
     with strategy.scope():
@@ -131,6 +141,8 @@ def test_other_correct_answers_pass(strategy, outcome, answer):
     (metric_outside_scope, "incorrect",
      ("the metric's variable 'sparse_categorical_accuracy", "/total' was created outside")),
     (model_without_input_shape, "incorrect", "the model has no variables yet"),
+    (uses_the_global_strategy, "incorrect",
+     ("with 1 replica(s), the model's variable", "in the scope of another strategy, not the one passed in")),
     (only_model_and_optimizer, "incorrect", "expected a tuple (model, optimizer, metric), got tuple"),
     (wrong_number_of_classes, "incorrect", "the model returned shape (2, 8), expected (2, 10)"),
 ])

@@ -11,7 +11,14 @@ def _created_outside(strategy, variables):
 
 
 def _expect_in_scope(strategy, what, variables, fix):
+    import tensorflow as tf
     outside = _created_outside(strategy, variables)
+    elsewhere = [variable.path for variable in variables if variable.path in outside
+                 and isinstance(variable.value, tf.distribute.DistributedValues)]
+    if elsewhere:
+        raise Incorrect(f"with {strategy.num_replicas_in_sync} replica(s), {what} variable "
+                        f"'{elsewhere[0]}' was created in the scope of another strategy, not the "
+                        "one passed in: use the function's `strategy` argument")
     if outside:
         raise Incorrect(f"with {strategy.num_replicas_in_sync} replica(s), {what} variable "
                         f"'{outside[0]}' was created outside strategy.scope(), so it is not "

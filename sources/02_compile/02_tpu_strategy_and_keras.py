@@ -13,8 +13,8 @@
 # model's variables. This notebook opens that box. You will see the four steps that produce
 # a `TPUStrategy`, which objects must be created "inside the strategy" (and the errors,
 # some loud and some silent, when they are not), how a replicated step returns and combines
-# values, and how Keras `compile` and `fit` fit in, including the setting that matters most
-# for TPU speed, `steps_per_execution`.
+# values, and how Keras `compile` and `fit` fit in, including a setting that matters on
+# TPUs, `steps_per_execution`.
 #
 # **You will learn to**
 # - explain each step of the TPUStrategy lifecycle (resolver, connect, initialise, strategy) and what fails off a TPU;
@@ -125,7 +125,7 @@ if isinstance(strategy, tf.distribute.MirroredStrategy):
         print("RuntimeError:", phrase, phrase in str(error))
         assert phrase in str(error)
 else:
-    print("Shown on the CPU fallback and on GPUs; on a TPU, keep to the one strategy for the same reason.")
+    print("Shown under MirroredStrategy (the CPU fallback, GPUs); the rule is the same here: one strategy.")
 
 # %% [markdown]
 # ## 2. What goes inside `strategy.scope()`
@@ -439,9 +439,8 @@ print("Keras chose jit_compile:", keras_model.jit_compile)  # "auto" resolved: o
 # By default `fit` calls its compiled train function once per batch: one trip from Python to
 # the device and back per step. On a TPU that trip is expensive next to a small step, so
 # Keras lets one call run several steps: `compile(..., steps_per_execution=N)` puts `N` steps
-# in a loop inside the compiled function. For small models on TPUs this is the setting that
-# matters most, and the official TPU guide sets it
-# ([Use TPUs](https://www.tensorflow.org/guide/tpu)).
+# in a loop inside the compiled function. The official TPU guide sets it to 50 ("Anything
+# between 2 and `steps_per_epoch` could help here", [Use TPUs](https://www.tensorflow.org/guide/tpu)).
 #
 # On the CPU fallback, with TensorFlow 2.20 and Keras 3, `fit` with `steps_per_execution > 1`
 # under `MirroredStrategy` fails, with a placeholder error of the same family as the
