@@ -466,6 +466,7 @@ assert speedups["+ cache, 2nd epoch"] > 1 and speedups["+ prefetch"] > 1
 # | `ValueError: The global_batch_size ... is not divisible by num_replicas_in_sync` | `get_per_replica_batch_size` with a global batch the replicas cannot share | a global batch that is a multiple of the replica count |
 # | `IndexError: list index out of range` from `experimental_distribute_dataset` | the dataset is not batched: there is no global batch to split | `.batch(global_batch, drop_remainder=True)` before distributing |
 # | `AttributeError: 'DistributedDataset' object has no attribute 'batch'` | transforming a dataset after distributing it | do all of tf.data first, distribute last |
+# | `OutOfRangeError: ... End of sequence` | `next(iterator)` inside a `tf.function`, one step after the last batch | run a known number of steps on a `.repeat()`ed dataset, or loop `for batch in dataset` inside the `tf.function` |
 # | *no error*: each replica reads a different value of one variable | a variable created outside `strategy.scope()`, updated in replica context | create variables inside `strategy.scope()` |
 # | `Trying to access resource ... located in device ...CPU:1 from device ...CPU:0` | `jit_compile=True` on a step run by `MirroredStrategy` over logical CPUs (the fallback) | show XLA on one device; on a TPU the replicated step is compiled anyway |
 # | `You must feed a value for placeholder tensor ...` | Keras `steps_per_execution > 1` under `MirroredStrategy` on the fallback | `steps_per_execution=1` there, or a custom loop |
@@ -501,6 +502,22 @@ try:
     distributed.batch(2)
 except AttributeError as error:
     report(error, "object has no attribute 'batch'")
+
+# %%
+two_batches = iter(strategy.experimental_distribute_dataset(tf.data.Dataset.range(32).batch(16)))
+
+
+@tf.function
+def double_next_batch(iterator):
+    return strategy.run(lambda batch: batch * 2, args=(next(iterator),))
+
+
+try:
+    for step in range(3):
+        double_next_batch(two_batches)
+except tf.errors.OutOfRangeError as error:
+    report(error, "End of sequence")
+    print("at step", step)
 
 # %% tags=["nbval-ignore-output"]
 unscoped = tf.Variable(0.0)  # created outside strategy.scope()
