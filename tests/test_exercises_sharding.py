@@ -1,4 +1,4 @@
-"""Exercises 2.7 and 2.8: the references pass, plausible wrong answers are caught, others pass too."""
+"""Exercises 2.6 and 2.8: the references pass, plausible wrong answers are caught, others pass too."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -9,7 +9,7 @@ from tpu_course import check
 NOTEBOOK = "02_compile/04_sharding_data.ipynb"
 
 
-# ---- ex_2_7: per_replica_batch_size ------------------------------------------------------------
+# ---- ex_2_6: per_replica_batch_size ------------------------------------------------------------
 
 def floor_without_check(global_batch, num_replicas):
     return global_batch // num_replicas
@@ -68,14 +68,14 @@ def with_divmod_and_numpy(global_batch, num_replicas):
     return np.int64(share)
 
 
-def test_ex_2_7_reference_passes(strategy, outcome):
-    answer = reference("ex_2_7", "per_replica_batch_size", strategy)
-    assert outcome(check.ex_2_7, answer) == ("correct", "")
+def test_ex_2_6_reference_passes(strategy, outcome):
+    answer = reference("ex_2_6", "per_replica_batch_size", strategy)
+    assert outcome(check.ex_2_6, answer) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer", [through_input_context, with_divmod_and_numpy])
-def test_ex_2_7_other_correct_answers_pass(strategy, outcome, answer):
-    assert outcome(check.ex_2_7, answer) == ("correct", "")
+def test_ex_2_6_other_correct_answers_pass(strategy, outcome, answer):
+    assert outcome(check.ex_2_6, answer) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer, message", [
@@ -88,17 +88,17 @@ def test_ex_2_7_other_correct_answers_pass(strategy, outcome, answer):
     (accepts_negative_batches, "per_replica_batch_size(-16, 8) returned -2, but a batch of -16"),
     (silent_value_error, "raised ValueError with no message"),
 ])
-def test_ex_2_7_wrong_answers_get_a_specific_message(strategy, outcome, answer, message):
-    kind, got = outcome(check.ex_2_7, answer)
+def test_ex_2_6_wrong_answers_get_a_specific_message(strategy, outcome, answer, message):
+    kind, got = outcome(check.ex_2_6, answer)
     assert kind == "incorrect" and message in got, got
 
 
-def test_ex_2_7_untouched_stub_is_not_attempted(strategy, outcome):
+def test_ex_2_6_untouched_stub_is_not_attempted(strategy, outcome):
     stub = student_stub(NOTEBOOK, "per_replica_batch_size", strategy)
-    assert outcome(check.ex_2_7, stub)[0] == "not-attempted"
+    assert outcome(check.ex_2_6, stub)[0] == "not-attempted"
 
 
-# ---- ex_2_8: make_input_fn ---------------------------------------------------------------------
+# ---- ex_2_7: make_input_fn ---------------------------------------------------------------------
 
 def _pairs(features, labels):
     return tf.data.Dataset.from_tensor_slices((features, labels))
@@ -183,14 +183,14 @@ def zip_of_shards(features, labels, global_batch):
     return input_fn
 
 
-def test_ex_2_8_reference_passes(strategy, outcome):
-    answer = reference("ex_2_8", "make_input_fn", strategy)
-    assert outcome(check.ex_2_8, answer) == ("correct", "")
+def test_ex_2_7_reference_passes(strategy, outcome):
+    answer = reference("ex_2_7", "make_input_fn", strategy)
+    assert outcome(check.ex_2_7, answer) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer", [by_filter_no_shuffle, zip_of_shards])
-def test_ex_2_8_other_correct_answers_pass(strategy, outcome, answer):
-    assert outcome(check.ex_2_8, answer) == ("correct", "")
+def test_ex_2_7_other_correct_answers_pass(strategy, outcome, answer):
+    assert outcome(check.ex_2_7, answer) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer, message", [
@@ -204,12 +204,12 @@ def test_ex_2_8_other_correct_answers_pass(strategy, outcome, answer):
     (keeps_the_remainder, "the batch dimension is None (not static)"),
     (shuffles_labels_apart, "a batch pairs features with the wrong labels"),
 ])
-def test_ex_2_8_wrong_answers_get_a_specific_message(strategy, outcome, answer, message):
-    kind, got = outcome(check.ex_2_8, answer)
+def test_ex_2_7_wrong_answers_get_a_specific_message(strategy, outcome, answer, message):
+    kind, got = outcome(check.ex_2_7, answer)
     assert kind == "incorrect" and message in got, got
 
 
-def test_ex_2_8_a_crashing_answer_says_where(strategy, outcome):
+def test_ex_2_7_a_crashing_answer_says_where(strategy, outcome):
     def crashes(features, labels, global_batch):
         def input_fn(context):
             return (_pairs(features, labels)
@@ -217,10 +217,10 @@ def test_ex_2_8_a_crashing_answer_says_where(strategy, outcome):
                     .map(lambda feature, label: (feature, label // (label - label)))
                     .batch(context.get_per_replica_batch_size(global_batch), drop_remainder=True))
         return input_fn
-    kind, got = outcome(check.ex_2_8, crashes)
+    kind, got = outcome(check.ex_2_7, crashes)
     assert kind == "raised" and "while reading its dataset" in got, got
 
 
-def test_ex_2_8_untouched_stub_is_not_attempted(strategy, outcome):
+def test_ex_2_7_untouched_stub_is_not_attempted(strategy, outcome):
     stub = student_stub(NOTEBOOK, "make_input_fn", strategy)
-    assert outcome(check.ex_2_8, stub)[0] == "not-attempted"
+    assert outcome(check.ex_2_7, stub)[0] == "not-attempted"

@@ -1,4 +1,4 @@
-"""Exercises 2.5 and 2.6: references pass, plausible wrong answers are caught, others pass too."""
+"""Exercises 2.4 and 2.6: references pass, plausible wrong answers are caught, others pass too."""
 import pytest
 import tensorflow as tf
 
@@ -8,7 +8,7 @@ from tpu_course import check
 NOTEBOOK = "02_compile/03_custom_training_loop.ipynb"
 
 
-# ---- ex_2_5: the distributed train step --------------------------------------------------------
+# ---- ex_2_4: the distributed train step --------------------------------------------------------
 
 def train_step_maker(scale_loss, apply=True, reduce_op="SUM", wrap=tf.function, use_run=True):
     """make_train_step variants: scale_loss(per_example, global_batch) is the per-replica loss."""
@@ -64,12 +64,12 @@ def returns_per_replica(strategy, model, optimizer, loss_fn, global_batch_size):
 
 
 def test_train_step_reference_passes(strategy, outcome):
-    assert outcome(check.ex_2_5, reference("ex_2_5", "make_train_step", strategy)) == ("correct", "")
+    assert outcome(check.ex_2_4, reference("ex_2_4", "make_train_step", strategy)) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer", [train_step_maker(sum_over_global_batch), train_step_maker(inferred_global_batch)])
 def test_train_step_other_correct_answers_pass(strategy, outcome, answer):
-    assert outcome(check.ex_2_5, answer) == ("correct", "")
+    assert outcome(check.ex_2_4, answer) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer, kind, message", [
@@ -82,16 +82,16 @@ def test_train_step_other_correct_answers_pass(strategy, outcome, answer):
     (returns_per_replica, "incorrect", "returned per-replica values"),
 ])
 def test_train_step_wrong_answers_get_a_specific_message(strategy, outcome, answer, kind, message):
-    got_kind, got_message = outcome(check.ex_2_5, answer)
+    got_kind, got_message = outcome(check.ex_2_4, answer)
     assert got_kind == kind and message in got_message, got_message
 
 
 def test_train_step_stub_is_not_attempted(strategy, outcome):
     stub = student_stub(NOTEBOOK, "make_train_step", strategy)
-    assert outcome(check.ex_2_5, stub)[0] == "not-attempted"
+    assert outcome(check.ex_2_4, stub)[0] == "not-attempted"
 
 
-# ---- ex_2_6: many steps per call --------------------------------------------------------------
+# ---- ex_2_5: many steps per call --------------------------------------------------------------
 
 def multi_step_python_range(train_step):
     """Another correct answer: AutoGraph turns range over a tensor into a graph loop."""
@@ -172,12 +172,12 @@ def steps_numpy_in_graph(train_step):
 
 
 def test_multi_step_reference_passes(strategy, outcome):
-    assert outcome(check.ex_2_6, reference("ex_2_6", "make_multi_step", strategy)) == ("correct", "")
+    assert outcome(check.ex_2_5, reference("ex_2_5", "make_multi_step", strategy)) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer", [multi_step_python_range, multi_step_while_loop])
 def test_multi_step_other_correct_answers_pass(strategy, outcome, answer):
-    assert outcome(check.ex_2_6, answer) == ("correct", "")
+    assert outcome(check.ex_2_5, answer) == ("correct", "")
 
 
 @pytest.mark.parametrize("answer, kind, message", [
@@ -189,10 +189,10 @@ def test_multi_step_other_correct_answers_pass(strategy, outcome, answer):
     (steps_numpy_in_graph, "raised", "when called with an iterator and steps=tf.constant(3)"),
 ])
 def test_multi_step_wrong_answers_get_a_specific_message(strategy, outcome, answer, kind, message):
-    got_kind, got_message = outcome(check.ex_2_6, answer)
+    got_kind, got_message = outcome(check.ex_2_5, answer)
     assert got_kind == kind and message in got_message, got_message
 
 
 def test_multi_step_stub_is_not_attempted(strategy, outcome):
     stub = student_stub(NOTEBOOK, "make_multi_step", strategy)
-    assert outcome(check.ex_2_6, stub)[0] == "not-attempted"
+    assert outcome(check.ex_2_5, stub)[0] == "not-attempted"

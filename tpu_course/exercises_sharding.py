@@ -2,7 +2,7 @@
 from .checking import Exercise, Incorrect, LearnerCodeRaised, NotAttempted, call
 
 
-# ---- ex_2_7: per_replica_batch_size(global_batch, num_replicas) --------------------------------
+# ---- ex_2_6: per_replica_batch_size(global_batch, num_replicas) --------------------------------
 
 _DIVISIBLE = [(16, 8, 2), (128, 8, 16), (8, 8, 1), (12, 4, 3), (7, 1, 7), (1024, 32, 32)]
 _MUST_REFUSE = [  # (global_batch, num_replicas, why it cannot work)
@@ -47,8 +47,8 @@ def _check_per_replica_batch_size(answer):
         raise Incorrect(f"{shown} returned {got!r}, but {why}: it should raise ValueError")
 
 
-ex_2_7 = Exercise(
-    "ex_2_7", "per-replica batch size, or a clear error", _check_per_replica_batch_size,
+ex_2_6 = Exercise(
+    "ex_2_6", "per-replica batch size, or a clear error", _check_per_replica_batch_size,
     hints=[
         "Every replica must get the same number of examples, so the global batch has to be a "
         "multiple of the number of replicas; anything else is an error, not something to round.",
@@ -59,7 +59,7 @@ ex_2_7 = Exercise(
     ])
 
 
-# ---- ex_2_8: make_input_fn(features, labels, global_batch) --------------------------------------
+# ---- ex_2_7: make_input_fn(features, labels, global_batch) --------------------------------------
 
 def _examples(count):
     """Features whose first column is the example's number, and labels that are that number."""
@@ -196,8 +196,8 @@ def _check_make_input_fn(answer):
     _check_through_strategy(answer)
 
 
-ex_2_8 = Exercise(
-    "ex_2_8", "an input function that shards by input pipeline", _check_make_input_fn,
+ex_2_7 = Exercise(
+    "ex_2_7", "an input function that shards by input pipeline", _check_make_input_fn,
     hints=[
         "The input context says how many input pipelines there are "
         "(input_context.num_input_pipelines) and which one this call builds "

@@ -33,7 +33,7 @@ def _close(a, b, tolerance=1e-4):
     return abs(a - b) <= tolerance * max(1.0, abs(b))
 
 
-# ---- ex_2_5: the distributed train step --------------------------------------------------------
+# ---- ex_2_4: the distributed train step --------------------------------------------------------
 
 FEATURES, CLASSES, HIDDEN = 4, 3, 5
 
@@ -136,8 +136,8 @@ def _check_train_step(answer):
                                     f"by up to {difference:.3g}")
 
 
-ex_2_5 = Exercise(
-    "ex_2_5", "a distributed train step", _check_train_step,
+ex_2_4 = Exercise(
+    "ex_2_4", "a distributed train step", _check_train_step,
     hints=[
         "Inside make_train_step, define a per-replica function (features, labels) -> loss, and a "
         "tf.function that takes the distributed batch and calls strategy.run(that function, args=(...)).",
@@ -150,7 +150,7 @@ ex_2_5 = Exercise(
     ])
 
 
-# ---- ex_2_6: many steps per call --------------------------------------------------------------
+# ---- ex_2_5: many steps per call --------------------------------------------------------------
 
 def _check_multi_step(answer):
     import tensorflow as tf
@@ -211,8 +211,8 @@ def _check_multi_step(answer):
             raise Incorrect("make_multi_step returned a plain Python function, not a tf.function")
 
 
-ex_2_6 = Exercise(
-    "ex_2_6", "many train steps in one call", _check_multi_step,
+ex_2_5 = Exercise(
+    "ex_2_5", "many train steps in one call", _check_multi_step,
     hints=[
         "Return a tf.function that takes (iterator, steps) and loops inside the graph.",
         "`for _ in tf.range(steps):` inside a tf.function becomes one graph loop, traced once, whatever "

@@ -118,7 +118,7 @@ assert float(with_own_batch) == strategy.num_replicas_in_sync * float(with_globa
 # > replica makes the loss and the update `num_replicas` times too large. With plain SGD that is
 # > an 8× learning rate; the exercise's checker compares your update with the single-device one.
 #
-# ### Exercise 2.5: the distributed train step
+# ### Exercise 2.4: the distributed train step
 #
 # Write `make_train_step(strategy, model, optimizer, loss_fn, global_batch_size)`. It returns a
 # `tf.function` `train_step(batch)` that takes one distributed batch `(features, labels)`,
@@ -154,7 +154,7 @@ def make_train_step(strategy, model, optimizer, loss_fn, global_batch_size):
 
 
 # %%
-check.ex_2_5(make_train_step)
+check.ex_2_4(make_train_step)
 
 # %% [markdown]
 # ## 2. Train on the digits
@@ -297,9 +297,9 @@ print("graph nodes, tf.range, 5 and 50 steps:    ",
 # `tf.function`, AutoGraph also turns `for _ in range(steps)` into a graph loop when `steps`
 # is a tensor; it is the Python int that unrolls. `tf.range` says what you mean either way.)
 #
-# ### Exercise 2.6: many train steps per call
+# ### Exercise 2.5: many train steps per call
 #
-# Write `make_multi_step(train_step)`. `train_step` is a step like yours from exercise 2.5: it
+# Write `make_multi_step(train_step)`. `train_step` is a step like yours from exercise 2.4: it
 # takes one distributed batch and returns the loss. Return a `tf.function`
 # `multi_step(iterator, steps)` that runs `steps` steps (a scalar int tensor) in one call, each
 # on `next(iterator)`, and returns the **last** step's loss. It must be traced once for any
@@ -324,7 +324,7 @@ def make_multi_step(train_step):
 
 
 # %%
-check.ex_2_6(make_multi_step)
+check.ex_2_5(make_multi_step)
 
 # %% [markdown]
 # ### Measure it: one step per call against many

@@ -136,7 +136,7 @@ except ValueError as error:
     print(type(error).__name__ + ":", str(error).strip())
 
 # %% [markdown]
-# ### Exercise 2.7: the per-replica batch size, or a clear error
+# ### Exercise 2.6: the per-replica batch size, or a clear error
 #
 # Write `per_replica_batch_size(global_batch, num_replicas)`: return how many examples each
 # replica gets, as an `int`. If the global batch does not divide evenly, or either number is
@@ -158,7 +158,7 @@ def per_replica_batch_size(global_batch, num_replicas):
 
 
 # %%
-check.ex_2_7(per_replica_batch_size)
+check.ex_2_6(per_replica_batch_size)
 
 # %% [markdown]
 # ## 2. Explore: which example lands where?
@@ -343,7 +343,7 @@ for label, build in [("map, then shard", lambda ds, c: ds.map(decoded).shard(c.n
 print("40 examples, 2 hosts, examples decoded:", decode_counts)
 
 # %% [markdown]
-# ### Exercise 2.8: an input function that shards correctly
+# ### Exercise 2.7: an input function that shards correctly
 #
 # Write `make_input_fn(features, labels, global_batch)`. It returns `input_fn(input_context)`
 # for `strategy.distribute_datasets_from_function`, which builds a dataset of
@@ -372,7 +372,7 @@ def make_input_fn(features, labels, global_batch):
 
 
 # %%
-check.ex_2_8(make_input_fn)
+check.ex_2_7(make_input_fn)
 
 # %% [markdown]
 # Here it is feeding the strategy (once you have solved the exercise): every replica gets a
@@ -388,7 +388,7 @@ try:
     print("each replica's features:", feature_shapes)
     assert feature_shapes == [(4, 3)] * replicas
 except NotImplementedError:
-    print("Solve exercise 2.8 first.")
+    print("Solve exercise 2.7 first.")
 
 # %% [markdown]
 # ## 4. Feeding the replicas fast
