@@ -143,8 +143,8 @@ def relative_paths(source):
 def header_cell(source):
     notebook_path, solution_path = relative_paths(source)
     text = (f"{badge('Open in Colab', notebook_path)} &nbsp; {badge('Solution in Colab', solution_path)}\n\n"
-            f"*Generated from `{source.relative_to(ROOT).as_posix()}`: edit that file and run "
-            "`python generate.py`, never this notebook.*")
+            f"*Maintainers: this notebook is generated from `{source.relative_to(ROOT).as_posix()}`; "
+            "edit that file and run `python generate.py`, not this notebook.*")
     return nbformat.v4.new_markdown_cell(text)
 
 

@@ -38,15 +38,15 @@
 #
 # Environment variables change the choice: `TPU_COURSE_DEVICE=tpu` (or `gpu`, `cpu`) demands a
 # kind and fails loudly if it is absent; `TPU_COURSE_CPU_REPLICAS=2` sets the number of CPU
-# replicas (`1` gives TensorFlow's default, unreplicated strategy). Set them before starting
-# the kernel.
+# replicas (`1` gives TensorFlow's default, unreplicated strategy). They are read when the
+# set-up cell runs: set them in your shell before starting Jupyter, or in a fresh kernel with a
+# cell such as `%env TPU_COURSE_CPU_REPLICAS=2` run before the set-up cell.
 #
 # The strategy it returns is the object the whole course works with. How many replicas
 # does it run?
 
 # %% tags=["nbval-ignore-output"]
-# Outputs that depend on the hardware, like these, are not compared by the tests;
-# an assertion in the cell checks them instead.
+# What this prints depends on the hardware; the assert checks what must hold everywhere.
 print("replicas:", strategy.num_replicas_in_sync)
 print("strategy:", type(strategy).__name__)
 print("devices: ", strategy.extended.worker_devices)
@@ -57,7 +57,9 @@ assert len(strategy.extended.worker_devices) == strategy.num_replicas_in_sync
 # v5e-1 it says 1, since each v5e chip has one TensorCore
 # ([TPU v5e](https://cloud.google.com/tpu/docs/v5e)); on the CPU fallback, 8 replicas and
 # `MirroredStrategy`. The rest of the course is written so the same code runs on all of them,
-# whatever the number of replicas.
+# whatever the number of replicas. On a one-core TPU the replica demonstrations have a single
+# replica to show; to see replication there, run the notebook on the CPU fallback
+# (`%env TPU_COURSE_DEVICE=cpu` before the set-up cell, in a fresh kernel).
 #
 # One rule follows from how the fallback works: TensorFlow fixes its devices the first time
 # it runs anything, so the CPU can be split into replicas only *before* any other TensorFlow
@@ -72,8 +74,8 @@ assert len(strategy.extended.worker_devices) == strategy.num_replicas_in_sync
 # | `00_start_here` | this notebook: the set-up, the fallback, checkers |
 # | `01_assignment` | tensors are immutable, variables are not; `tf.function` tracing; variables inside compiled functions and under replication |
 # | `02_compile` | XLA and `jit_compile`; the TPUStrategy lifecycle; Keras and custom training loops on replicas; sharding data across replicas |
-# | `03_local_tpu` | what `tpu="local"` means (a Cloud TPU VM), what it does not (an Edge TPU), and the fallbacks |
-# | `04_outside_compilation` | what must run on the host, and how to keep it off the chip |
+# | `03_local_tpu` (planned) | what `tpu="local"` means (a Cloud TPU VM), what it does not (an Edge TPU), and the fallbacks |
+# | `04_outside_compilation` (planned) | what must run on the host, and how to keep it off the chip |
 #
 # Take them in order: each one uses what the one before taught. The README lists what is
 # ready now, with a time estimate for each notebook.
@@ -112,8 +114,8 @@ assert numbers == list(range(strategy.num_replicas_in_sync))
 # **XLA is not automatic on the fallback.** On a TPU, the replicated step is compiled by XLA
 # for the cores. An operation XLA has no kernel for (string formatting, `tf.py_function`, ...)
 # cannot run on the cores: with soft device placement on, which is TensorFlow's default,
-# `TPUStrategy` moves it to the host CPU for you ("automatic outside compilation", see
-# `tensorflow/python/tpu/tpu.py`), at the cost of a round trip between chip and host on every
+# `TPUStrategy` moves it to the host CPU for you ("automatic outside compilation",
+# [`tf.config.set_soft_device_placement`](https://www.tensorflow.org/api_docs/python/tf/config/set_soft_device_placement)), at the cost of a round trip between chip and host on every
 # step; with it off, the step fails. On the CPU, TensorFlow runs graphs without XLA unless you
 # ask, so none of this shows: such code runs here quietly. Here is a function that formats a
 # string:
@@ -126,7 +128,9 @@ def describe(x):
 print(describe(tf.constant(3.0)).numpy())
 
 # %% [markdown]
-# It runs. Now ask for compilation with `jit_compile=True`, which is what a TPU always does:
+# It runs. Now compile it. `tf.function` turns a Python function into a TensorFlow graph that
+# runs as one program (module 01 shows how and when), and `jit_compile=True` asks XLA to
+# compile that graph, as a TPU always does:
 
 # %%
 print("soft device placement:", tf.config.get_soft_device_placement())
@@ -141,8 +145,8 @@ except tf.errors.InvalidArgumentError as error:
 # %% [markdown]
 # That is the check to run before you take code to a TPU: wrap the step in
 # `tf.function(jit_compile=True)` and call it once, on any machine. What it refuses would, on a
-# TPU, be sent to the host on every step (or fail). Module 02 teaches compiling; module 04
-# what to do with work that cannot compile.
+# TPU, be sent to the host on every step (or fail). Module 02 teaches compiling; the planned
+# module 04 will cover work that cannot compile.
 #
 # **No bfloat16 matrix unit, and no TPU speed.** A TPU core multiplies matrices on a matrix
 # unit (MXU) that works in bfloat16
@@ -161,7 +165,7 @@ print("differs from the float32 product:", bool(difference > 0))
 
 # %% [markdown]
 # bfloat16 keeps float32's range but only 8 bits of precision, so the product differs a little
-# from the float32 one. Module 02 comes back to where that matters.
+# from the float32 one.
 
 # %% [markdown]
 # ## 4. Combining values across replicas
