@@ -1,5 +1,5 @@
 # The two commands: `make lab` opens the course in JupyterLab; `make test` runs every test.
-# Both set up .venv first (Python 3.10+), from requirements.txt and constraints.txt.
+# Both set up .venv first (Python 3.11+), from requirements.txt and constraints.txt.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,6 +13,7 @@ LIBTPU_INDEX := https://storage.googleapis.com/libtpu-tf-releases/index.html
 .PHONY: lab test notebooks check setup clean
 
 $(BIN)/activate.done: requirements.txt constraints.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (the pinned numpy, scipy and scikit-learn require it): run make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 ifneq ($(TPU),)
