@@ -167,7 +167,7 @@ check.ex_1_1(replace_negatives)
 # print(sess.run(product))
 # ```
 #
-# In TensorFlow 2 the first line already fails:
+# In TensorFlow 2 the first three lines run; the `tf.Session()` line is the one that fails:
 
 # %%
 first_factor = tf.constant(5.0)
@@ -188,34 +188,26 @@ try:
     with tf.compat.v1.Session() as session:
         session.run(product)
 except RuntimeError as error:
-    print(f"{type(error).__name__}: {str(error).split('.')[0]}.")
+    print(f"{type(error).__name__}: {error}")
 
 # %% [markdown]
-# A session over a graph that *does* have operations gets further, and then refuses an eager
-# variable as a fetch: the variable belongs to no graph.
-
-# %%
-old_style_graph = tf.Graph()
-with old_style_graph.as_default():
-    fed_in = tf.compat.v1.placeholder(tf.float32, shape=[None])
-    doubled = 2 * fed_in
-
-with tf.compat.v1.Session(graph=old_style_graph) as session:
-    try:
-        session.run(weights)
-    except TypeError as error:
-        message = str(error)
-        print(f"{type(error).__name__}: ...{message[message.index('has invalid type'):message.index(' must')]}")
-
-# %% [markdown]
+# You will also find online that calling `tf.compat.v1.disable_eager_execution()` first makes
+# the snippet run. It does exist, but it must be called before anything else, before any graph,
+# operation or tensor is created
+# ([`tf.compat.v1.disable_eager_execution`](https://www.tensorflow.org/api_docs/python/tf/compat/v1/disable_eager_execution)),
+# and it switches eager execution off for the whole program, not just for one snippet. So this
+# notebook, which has already made tensors, cannot show it without restarting the kernel; and
+# TensorFlow 2 code, TPU code included, does not use it: `tf.function` builds the graph instead.
+#
 # The TensorFlow 2 equivalents are shorter. A tensor already holds its value; a placeholder
 # becomes a function argument; "build the graph once, run it many times" becomes `tf.function`;
-# and variables need no initializer, they get their value when you create them.
+# and variables need no initializer, they get their value when you create them
+# ([Migrate to TensorFlow 2](https://www.tensorflow.org/guide/migrate)).
 #
 # | TensorFlow 1 | TensorFlow 2 |
 # |---|---|
 # | `sess.run(product)` | `product` (or `product.numpy()`) |
-# | `tf.placeholder` + `feed_dict` | an argument of a (`tf.function`) Python function |
+# | `fed_in = tf.placeholder(tf.float32, [None])`, `doubled = 2 * fed_in`, then `sess.run(doubled, feed_dict={fed_in: [1.0, 2.0]})` | `doubled_tf2(tf.constant([1.0, 2.0]))`, with `doubled_tf2` a `tf.function` whose argument replaces the placeholder (below) |
 # | build a graph, run it in a `Session` | decorate the function with `@tf.function`, call it |
 # | `sess.run(tf.global_variables_initializer())` | nothing: a variable is initialised on creation |
 
@@ -384,8 +376,8 @@ for name, function in [("input_signature", with_signature), ("reduce_retracing",
 
 try:
     with_signature(tf.constant([1.0, 2.0]))
-except TypeError as error:
-    print(f"{type(error).__name__}: {str(error).split(' due to')[0]}")
+except TypeError as error:  # the message goes on to list the arguments received
+    print(f"{type(error).__name__}: {str(error).split('. Received args')[0]}")
 
 # %% [markdown]
 # ### Exercise 1.2: trace once
@@ -443,13 +435,14 @@ check.ex_1_2(compile_once)
 # ### Explore: what makes it trace?
 #
 # Pick a kind of argument and call a traced function with it. Each call uses a new number, so
-# Python ints and shapes are new on every call; the dtype cycles through five. First the
-# explorer's logic, run once over every kind:
+# Python ints and shapes are new on every call. Dtypes run out: "another dtype" cycles through
+# five, so it soon brings back a dtype already seen; each line names the dtype and says whether
+# that call traced again. First the explorer's logic, run once over every kind:
 
 # %%
 import itertools
 
-ARGUMENT_KINDS = ["Python int", "tensor, same shape", "tensor, new shape", "tensor, new dtype"]
+ARGUMENT_KINDS = ["Python int", "tensor, same shape", "tensor, new shape", "tensor, another dtype"]
 DTYPES = [tf.int32, tf.int64, tf.float16, tf.float64, tf.bfloat16]
 
 
@@ -464,6 +457,13 @@ def argument_of(kind, number):
     return tf.cast(tf.fill([3], number), DTYPES[number % len(DTYPES)])
 
 
+def label_of(kind, number):
+    """The kind, with the dtype named for "tensor, another dtype"."""
+    if kind == "tensor, another dtype":
+        return f"tensor, {DTYPES[number % len(DTYPES)].name}"
+    return kind
+
+
 def call_with(function, kind, number):
     """Call `function` once; (did it trace again?, traces so far, seconds the call took)."""
     traces_before = function.experimental_get_tracing_count()
@@ -475,11 +475,11 @@ def call_with(function, kind, number):
 explored = tf.function(lambda x: x * 2)
 for number, kind in enumerate([kind for kind in ARGUMENT_KINDS for _ in range(2)], start=1):
     traced, traces, _ = call_with(explored, kind, number)
-    print(f"{kind:19} {'new trace' if traced else 'reused a trace':15} traces so far: {traces}")
+    print(f"{label_of(kind, number):19} {'new trace' if traced else 'reused a trace':15} traces so far: {traces}")
 
 # %% [markdown]
 # Now try it yourself, in any order. Watch the time of a call that traces against one that
-# does not (each click is one call).
+# does not (each click is one call; the times are this machine's, and vary from run to run).
 
 # %% tags=["nbval-ignore-output"]
 import ipywidgets
@@ -488,9 +488,10 @@ explorer_calls = itertools.count(10)
 
 
 def show_call(kind):
-    traced, traces, seconds = call_with(explored, kind, next(explorer_calls))
-    print(f"{kind}: {'NEW TRACE' if traced else 'reused a trace'}; "
-          f"traces so far: {traces}; this call took {1000 * seconds:.2f} ms")
+    number = next(explorer_calls)
+    traced, traces, seconds = call_with(explored, kind, number)
+    print(f"{label_of(kind, number)}: {'NEW TRACE' if traced else 'reused a trace'}; "
+          f"traces so far: {traces}; this call took {1000 * seconds:.2f} ms on this machine")
 
 
 show_call("tensor, same shape")
@@ -528,7 +529,7 @@ for name in tpu_course.exercises_tracing.SEQUENCES:
 #
 # You can now:
 # - update tensors functionally with `tf.where`, `tf.clip_by_value` and `tf.tensor_scatter_nd_update`, and keep `tf.Variable` (`assign`, `assign_add`, `scatter_nd_update`) for state that outlives a call;
-# - explain why `tf.Session` snippets fail in TensorFlow 2 (no such attribute; an empty graph; an eager variable is no fetch) and write the eager or `tf.function` equivalent;
+# - explain why `tf.Session` snippets fail in TensorFlow 2 (no `tf.Session`; a `compat.v1` session has an empty graph) and write the eager or `tf.function` equivalent;
 # - tell tracing from running, and use `tf.print` to see values at every call;
 # - predict retracing, count it with `experimental_get_tracing_count()`, and stop it with tensors, `input_signature` or `reduce_retracing=True`.
 #
