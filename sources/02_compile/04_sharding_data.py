@@ -13,7 +13,8 @@
 # which replica with the two ways `tf.distribute` feeds a strategy, where sharding happens
 # (across hosts, not across the cores of one host), the `shard` mistakes that silently lose or
 # duplicate data, how to measure and fix a slow input pipeline, and, to close module 02, a
-# gallery of the errors you are most likely to meet, each reproduced here.
+# gallery of the errors you are most likely to meet, each reproduced here or in the notebook
+# that first showed it.
 #
 # **You will learn to**
 # - tell the global batch from the per-replica batch, and see which examples each replica gets;
@@ -63,9 +64,12 @@ assert sum(sizes) == 10 and max(sizes) - min(sizes) <= 2
 
 # %% [markdown]
 # On 8 replicas that prints `[[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [], [], []]`: five
-# replicas get two examples and three get none. It runs, but the replicas' batch shapes differ,
-# which a TPU, compiling one program for a fixed shape, cannot use: keep the global batch a
-# multiple of the replica count, and drop the partial last batch (`drop_remainder=True`).
+# replicas get two examples and three get none. It runs, but the replicas' batch shapes differ.
+# A TPU compiles its program for fixed shapes: by default `TPUStrategy.run` runs such a batch,
+# but only by padding it, and each new shape costs a new compilation
+# ([`01_xla_and_static_shapes`](../02_compile/01_xla_and_static_shapes.ipynb), section 5). So
+# keep the global batch a multiple of the replica count, and drop the partial last batch
+# (`drop_remainder=True`).
 #
 # ### The other way: `distribute_datasets_from_function`
 #
@@ -167,6 +171,8 @@ check.ex_2_6(per_replica_batch_size)
 # and returns, step by step, the examples each replica gets. The explorer calls it with a
 # `MirroredStrategy` over the first *k* logical CPU devices, so you can change the replica
 # count. On a TPU it offers only the real count: the cores are what they are.
+# (`02_tpu_strategy_and_keras` says never to make a second strategy. These extra ones are safe
+# because they create no variables and train nothing: they only show where examples land.)
 
 # %%
 import ipywidgets
@@ -212,6 +218,10 @@ def show_placement(replica_count, global_batch, drop_remainder, dataset_size=20)
 replica_choices = (list(range(1, len(cpu_devices) + 1)) if on_cpu_fallback
                    else [strategy.num_replicas_in_sync])
 
+# %% [markdown]
+# The explorer needs a live kernel: run the cell. A static view of this notebook (GitHub, a
+# rendered page) shows only a line of text in its place.
+
 # %% tags=["nbval-ignore-output"]
 ipywidgets.interact(show_placement,
                     replica_count=ipywidgets.Dropdown(options=replica_choices, value=replica_choices[-1]),
@@ -249,7 +259,7 @@ ipywidgets.interact(show_placement,
 # %% [markdown]
 # > **Myth:** "Set `AutoShardPolicy.DATA` (or `FILE`) so each of your 8 TPU cores gets its own
 # > shard." **Fact:** the policy divides data among *workers*. On one host there is one worker,
-# > so every policy gives each replica exactly the same examples, as this cell shows.
+# > so every policy gives the same split as `OFF`, as this cell shows.
 
 # %%
 Policy = tf.data.experimental.AutoShardPolicy
@@ -264,7 +274,7 @@ def sharding_options(policy):
 policies = [Policy.OFF, Policy.AUTO, Policy.FILE, Policy.DATA, Policy.HINT]
 placements = {policy.name: placement(strategy, 32, 16, True, sharding_options(policy))
               for policy in policies}
-print("every policy, the same examples on every replica:",
+print("every policy gives the same split as OFF:",
       all(p == placements["OFF"] for p in placements.values()))
 
 # %% [markdown]
@@ -461,20 +471,21 @@ assert speedups["+ cache, 2nd epoch"] > 1 and speedups["+ prefetch"] > 1
 # %% [markdown]
 # ## 5. Errors gallery for module 02
 #
-# | You see | Cause | Fix |
-# |---|---|---|
-# | `ValueError: The global_batch_size ... is not divisible by num_replicas_in_sync` | `get_per_replica_batch_size` with a global batch the replicas cannot share | a global batch that is a multiple of the replica count |
-# | `IndexError: list index out of range` from `experimental_distribute_dataset` | the dataset is not batched: there is no global batch to split | `.batch(global_batch, drop_remainder=True)` before distributing |
-# | `AttributeError: 'DistributedDataset' object has no attribute 'batch'` | transforming a dataset after distributing it | do all of tf.data first, distribute last |
-# | `OutOfRangeError: ... End of sequence` | `next(iterator)` inside a `tf.function`, one step after the last batch | run a known number of steps on a `.repeat()`ed dataset, or loop `for batch in dataset` inside the `tf.function` |
-# | *no error*: each replica reads a different value of one variable | a variable created outside `strategy.scope()`, updated in replica context | create variables inside `strategy.scope()` |
-# | `Trying to access resource ... located in device ...CPU:1 from device ...CPU:0` | `jit_compile=True` on a step run by `MirroredStrategy` over logical CPUs (the fallback) | show XLA on one device; on a TPU the replicated step is compiled anyway |
-# | `You must feed a value for placeholder tensor ...` | Keras `steps_per_execution > 1` under `MirroredStrategy` on the fallback | `steps_per_execution=1` there, or a custom loop |
-# | `Detected unsupported operations when trying to compile graph ...` | an op with no XLA kernel (`py_function`, strings) in a compiled step | move that work into tf.data or after the step |
-# | *no error*: one compiled program per batch shape | a `None` batch dimension under XLA: the partial last batch compiles again | `drop_remainder=True` |
+# | You see | Cause | Fix | Shown in |
+# |---|---|---|---|
+# | `ValueError: The global_batch_size ... is not divisible by num_replicas_in_sync` | `get_per_replica_batch_size` with a global batch the replicas cannot share | a global batch that is a multiple of the replica count | below |
+# | `IndexError: list index out of range` from `experimental_distribute_dataset` | the dataset is not batched: there is no global batch to split | `.batch(global_batch, drop_remainder=True)` before distributing | below |
+# | `AttributeError: 'DistributedDataset' object has no attribute 'batch'` | transforming a dataset after distributing it | do all of tf.data first, distribute last | below |
+# | `OutOfRangeError: ... End of sequence` | `next(iterator)` inside a `tf.function`, one step after the last batch | run a known number of steps on a `.repeat()`ed dataset, or loop `for batch in dataset` inside the `tf.function` | below |
+# | *no error*: each replica reads a different value of one variable | a variable created outside `strategy.scope()`, updated in replica context | create variables inside `strategy.scope()` | below |
+# | `Trying to access resource ... located in device ...CPU:1 from device ...CPU:0` | `jit_compile=True` around `strategy.run` with variables, under `MirroredStrategy` over several devices (the CPU fallback's logical CPUs, or several GPUs): an XLA cluster runs on one device ([XLA known issues](https://www.tensorflow.org/xla/known_issues)) | do not wrap `strategy.run` in `jit_compile=True`; on a TPU the replicated step is compiled anyway | [`01_xla_and_static_shapes`](../02_compile/01_xla_and_static_shapes.ipynb), section 6 |
+# | `You must feed a value for placeholder tensor ...` | under `MirroredStrategy` on the fallback: an optimizer (Adam) not built before the first replicated step, or Keras `steps_per_execution > 1` | `optimizer.build(model.trainable_variables)` inside `strategy.scope()`, before the first step; `steps_per_execution=1` there, or a custom loop | [`02_tpu_strategy_and_keras`](../02_compile/02_tpu_strategy_and_keras.ipynb), sections 3 and 5 |
+# | `Detected unsupported operations when trying to compile graph ...` | an op with no XLA kernel (`py_function`, strings) in a compiled step | move that work into tf.data or after the step | [`01_xla_and_static_shapes`](../02_compile/01_xla_and_static_shapes.ipynb), section 1 |
+# | *no error*: one compiled program per batch shape | a `None` batch dimension under XLA: the partial last batch compiles again | `drop_remainder=True` | [`01_xla_and_static_shapes`](../02_compile/01_xla_and_static_shapes.ipynb), section 4 |
 #
-# Each row, reproduced. `report` prints the error's type and its key phrase; the rest of a
-# message names devices and graph nodes, which differ from machine to machine.
+# The first five rows are new in this notebook, and reproduced below; the notebooks named in
+# the last column show the others. `report` prints the error's type and its key phrase; the
+# rest of a message names devices and graph nodes, which differ from machine to machine.
 
 # %%
 def report(error, key_phrase):
@@ -543,68 +554,9 @@ if on_cpu_fallback:
 # %% [markdown]
 # No error here: on the fallback the one variable lives on one device, every replica adds 1 to
 # that same copy, and each reads the total at its own moment. Nothing is mirrored, and
-# nothing is aggregated the way module 02's variables were. Create variables in
-# `strategy.scope()`.
-
-# %% tags=["nbval-ignore-output"]
-with strategy.scope():
-    scale = tf.Variable(2.0)
-
-
-@tf.function(jit_compile=True)
-def compiled_replicated_step(x):
-    return strategy.run(lambda: x * scale)
-
-
-try:
-    compiled_replicated_step(tf.constant(1.0))
-    print("compiled and ran")
-    assert not (on_cpu_fallback and replicas > 1)
-except tf.errors.InvalidArgumentError as error:
-    assert report(error, "Trying to access resource") or not on_cpu_fallback
-
-# %% tags=["nbval-ignore-output"]
-import keras
-
-with strategy.scope():
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
-    model.compile(optimizer="sgd", loss="mse", steps_per_execution=2)
-try:
-    model.fit(np.ones((8 * replicas, 4), np.float32), np.ones((8 * replicas, 1), np.float32),
-              batch_size=2 * replicas, epochs=1, verbose=0)
-    print("fit ran with steps_per_execution=2")
-except tf.errors.InvalidArgumentError as error:
-    assert report(error, "You must feed a value for placeholder tensor") or not on_cpu_fallback
-
-# %%
-@tf.function(jit_compile=True)
-def step_with_python(x):
-    return tf.py_function(lambda value: value * 2, [x], tf.float32)
-
-
-try:
-    step_with_python(tf.constant(1.0))
-except tf.errors.InvalidArgumentError as error:
-    report(error, "Detected unsupported operations")
-    print("the op it names:", "EagerPyFunc" in str(error))
-
-# %%
-@tf.function(jit_compile=True, input_signature=[tf.TensorSpec([None, 4])])
-def batch_total(batch):
-    return tf.reduce_sum(batch * 2.0)
-
-
-for size in (16, 4):  # a full batch, then a partial last batch
-    program = batch_total.experimental_get_compiler_ir(tf.ones([size, 4]))(stage="hlo")
-    print(f"batch of {size}: XLA program for f32[{size},4]:", f"f32[{size},4]" in program)
-print("traces:", batch_total.experimental_get_tracing_count())
-
-# %% [markdown]
-# One trace, two XLA programs: the `None` in the signature lets TensorFlow trace once, but XLA
-# compiles a program for each concrete shape it meets. On a TPU each of those is a full
-# compilation, which is why the earlier notebooks ask for `drop_remainder=True`. The
-# compilation error's own message points at the
-# [XLA known issues](https://www.tensorflow.org/xla/known_issues) page for the variable case.
+# nothing is aggregated the way the variables of
+# [`02_variables_compiled_and_replicated`](../01_assignment/02_variables_compiled_and_replicated.ipynb)
+# (module 01) were. Create variables in `strategy.scope()`.
 
 # %% [markdown]
 # ## Wrap-up
