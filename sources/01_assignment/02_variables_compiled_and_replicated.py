@@ -84,7 +84,8 @@ print([float(lazy(tf.constant(amount))) for amount in (1.0, 2.0, 3.0)])
 #
 # Write `make_counter()`. Each time it is called, it returns a **new** counter: something you
 # call with an amount (a float32 scalar tensor), which adds it to a running total and
-# returns the new total. So `c = make_counter(); c(1.0); c(2.5)` returns 1.0, then 3.5.
+# returns the new total. So `c = make_counter()`, then `c(tf.constant(1.0))` and
+# `c(tf.constant(2.5))`, return 1.0, then 3.5.
 # Two counters must not share a total, and a counter must also work when a training step
 # calls it from inside its own `tf.function`. Start from `count_calls_broken` above.
 
@@ -110,10 +111,8 @@ check.ex_1_4(make_counter)
 #
 # On a TPU every step is compiled by XLA. On any machine, `tf.function(jit_compile=True)`
 # asks for the same: compile with XLA, or fail. An `assign_add` compiles without fuss.
-# (The first cell that compiles may print a log line about XLA; that output is not
-# compared.)
 
-# %% tags=["nbval-ignore-output"]
+# %%
 running_total = tf.Variable(0.0)
 
 
@@ -130,47 +129,73 @@ assert running_total.numpy() == 6.0
 # %% [markdown]
 # XLA's programs have no variables: a compiled computation takes values in and gives values
 # out. So how does it update one? Ask for the program XLA was given, in its own language
-# (HLO), and keep the lines of the entry computation that matter:
+# (HLO). The helper below prints the module's header and its `ENTRY` computation (the
+# program itself), with each line's metadata cut down to the TensorFlow op it came from:
 
 # %% tags=["nbval-ignore-output"]
 import re
 
+
+def hlo_header(hlo):
+    """The HLO module's first line, split into its name, input_output_alias and entry_computation_layout."""
+    return re.split(r", (?=\w+=)", hlo.splitlines()[0])
+
+
+def hlo_entry(hlo):
+    """The ENTRY computation: from the line starting with ENTRY to its closing brace."""
+    start = hlo.index("\nENTRY") + 1
+    return hlo[start:hlo.index("\n}", start) + 2]
+
+
+def without_metadata(line):
+    """An HLO line, keeping of its metadata only the TensorFlow op type, as a comment."""
+    op_type = re.search(r'op_type="(\w+)"', line)
+    line = re.sub(r", (metadata|parameter_replication)=\{[^{}]*\}", "", line)
+    return f"{line}    # from {op_type.group(1)}" if op_type else line
+
+
 hlo = add_to_total.experimental_get_compiler_ir(tf.constant(1.0))(stage="hlo")
-print(hlo.splitlines()[0].split(", entry_computation_layout")[0])  # the module's header
-entry = hlo[hlo.index("ENTRY"):]
-for line in entry.splitlines():
-    if "parameter(" in line or "AssignAddVariableOp" in line or "ROOT" in line:
-        print("  ", line.split(", metadata=")[0].strip())
+print("\n".join(hlo_header(hlo)), end="\n\n")
+print("\n".join(without_metadata(line) for line in hlo_entry(hlo).splitlines()))
 
 # %% [markdown]
-# The exact names vary with the version, so here is the same reading done by code:
+# Read it like this:
+# - `entry_computation_layout` is the program's signature: two `f32[]` (float32 scalar)
+#   parameters in, one `f32[]` out. Parameter 0 is `amount`; parameter 1 is the variable's
+#   **current value**, passed in like any other input.
+# - The `add` line, which XLA made of `AssignAddVariableOp`, adds the two parameters (`amount`
+#   through a `reshape`); the `ROOT` line returns that sum, the **new value**, as the output.
+# - `input_output_alias={ {}: (1, ...) }` says that the output (`{}`: the only one) may reuse
+#   parameter 1's memory, so the new value can go straight into the variable's own buffer.
+#
+# The mutation is compiled *functionally* (old value in, new value out), and it can still
+# happen in place. The exact names vary with the version, so here is the same reading done
+# by code, one step at a time:
 
 # %%
-parameters = dict(re.findall(r"%(\S+) = \S+ parameter\((\d+)\)", entry))  # name -> number
-update = next(line for line in entry.splitlines() if "AssignAddVariableOp" in line)
-read_by_update = [number for name, number in parameters.items() if f"%{name}," in update or f"%{name})" in update]
+entry = hlo_entry(hlo)
+# 1. The parameters: HLO name -> parameter number.
+parameters = dict(re.findall(r"%(\S+) = \S+ parameter\((\d+)\)", entry))
+# 2. The line XLA made of the assign_add, and the names it reads.
+update = next(line for line in entry.splitlines() if 'op_type="AssignAddVariableOp"' in line)
+read_names = re.findall(r"%([\w.\-]+)", update.split(" = ", 1)[1].split(", metadata=")[0])
+read_by_update = [parameters[name] for name in read_names if name in parameters]
+# 3. The aliases: {output}: (parameter number, ...).
 aliased = re.findall(r"\{[^{}]*\}: \((\d+),", hlo.splitlines()[0])
-print("inputs of the compiled program:", len(parameters))
-print("the add of AssignAddVariableOp reads parameter:", read_by_update)
-print("the output may reuse the buffer of parameter:", aliased)
+
+print("parameters of the compiled program:", len(parameters))
+print("parameters the add reads directly:", read_by_update)
+print("parameters whose buffer the output may reuse:", aliased)
 assert len(parameters) == 2 and read_by_update == aliased == ["1"]
 
 # %% [markdown]
-# Read it like this: parameter 0 is `amount` (the add reads it through a reshape);
-# parameter 1 is the variable's **current value**, passed in like any other input; the
-# program adds them and returns the **new value** as its output. `input_output_alias` says
-# that output may reuse parameter 1's memory, so the new value can go straight into the
-# variable's own buffer. The mutation is
-# compiled *functionally* (old value in, new value out), and it can still happen in place.
-#
 # > **Myth:** "TPUs cannot assign variables; a TPU program must be stateless."
 # > **Fact:** every training step on a TPU assigns variables: the optimizer writes every
 # > weight, and its step count, on every step. What is true behind the myth: a compiled
 # > function may not *create* a variable on every call (section 1), and on several replicas
 # > the variable's *aggregation* decides what an assign means (section 4).
 #
-# Here is an optimizer step compiled by XLA. Count the outputs that may reuse a variable's
-# buffer:
+# Here is an optimizer step compiled by XLA. Which of its parameters are written back?
 
 # %%
 weights = tf.Variable([1.0, 2.0], name="weights")
@@ -190,19 +215,54 @@ x = tf.constant([1.0, 1.0])
 print("weights before:", weights.numpy())
 train_step(x)
 print("weights after: ", weights.numpy().round(3), " optimizer steps:", int(optimizer.iterations))
-step_hlo = train_step.experimental_get_compiler_ir(x)(stage="hlo")
-written_back = re.findall(r"\{[^{}]*\}: \((\d+),", step_hlo.splitlines()[0])
-print("outputs that may reuse a variable's buffer:", len(written_back), "(the weights and the step count)")
 
 # %% [markdown]
-# The learning rate is a variable too, but the step only reads it, so it is an input and
-# not an output.
+# Its header, and a table of its parameters: parameter 0 is `x`, then come the variables
+# the step captured, in the order of `get_concrete_function(x).captured_inputs`. An HLO
+# type such as `f32[2]` is a float32 vector of 2; `s64[]` is an int64 scalar.
+
+# %% tags=["nbval-ignore-output"]
+step_hlo = train_step.experimental_get_compiler_ir(x)(stage="hlo")
+print("\n".join(hlo_header(step_hlo)[1:]), end="\n\n")
+
+HLO_DTYPES = {"float32": "f32", "int64": "s64", "int32": "s32"}
+
+
+def hlo_type(tensor):
+    """How HLO writes a tensor's dtype and shape: f32[2], s64[], ..."""
+    return f"{HLO_DTYPES[tensor.dtype.name]}[{','.join(str(size) for size in tensor.shape)}]"
+
+
+layout = re.search(r"entry_computation_layout=\{\((.*?)\)->", step_hlo).group(1)
+parameter_types = [re.sub(r"\{[^{}]*\}", "", part) for part in layout.split(", ")]  # drop the {0} layouts
+step_function = train_step.get_concrete_function(x)
+# After x come the variables, in the order the function captured them (by their handles).
+captured = [next(v for v in step_function.variables if v.handle is handle) for handle in step_function.captured_inputs]
+parameter_names = ["x"] + [v.name for v in captured]
+parameter_values = [x] + captured
+written_back = {int(parameter): int(output or 0)
+                for output, parameter in re.findall(r"\{(\d*)\}: \((\d+),", hlo_header(step_hlo)[1])}
+print(f"{'parameter':10} {'holds':22} {'HLO type':9} written back?")
+for number, (name, hlo_type_here) in enumerate(zip(parameter_names, parameter_types)):
+    fate = f"yes, as output {written_back[number]}" if number in written_back else "no: only read"
+    print(f"{number:<10} {name:22} {hlo_type_here:9} {fate}")
+
+assert parameter_types == [hlo_type(value) for value in parameter_values]  # the names line up with the types
+assert sorted(parameter_names[n] for n in written_back) == ["sgd/iteration:0", "weights:0"]
+assert any("learning_rate" in name for name in parameter_names)
+
+# %% [markdown]
+# Two parameters are written back: the weights and the optimizer's step count
+# (`iteration`). The learning rate is a variable too, but the step only reads it, so it is
+# an input and not an output.
 #
 # **On the CPU fallback, show XLA on one device.** `jit_compile=True` on a function that
 # `MirroredStrategy` runs over the logical CPU devices fails, because XLA is asked to
-# reach variables on the other devices. That is a limit of the fallback, not of TPUs: on a
-# TPU, the replicated step is compiled by XLA anyway, with no flag
-# ([Use TPUs](https://www.tensorflow.org/guide/tpu)).
+# reach variables on the other devices. That is a limit of the fallback, not of TPUs: a TPU
+# "always requires the XLA compiler"
+# ([`tf.config.set_soft_device_placement`](https://www.tensorflow.org/api_docs/python/tf/config/set_soft_device_placement)),
+# so a step that runs on a TPU is compiled by XLA with no flag. On the fallback, the error
+# names the page that explains it:
 
 # %% tags=["nbval-ignore-output"]
 with strategy.scope():
@@ -219,7 +279,10 @@ try:
     outcome = "ran"
 except Exception as error:  # on the fallback: InvalidArgumentError, "Trying to access resource ..."
     found = re.search(r"Trying to access resource \S+", str(error))
+    link = re.search(r"Cf\. (https://\S+)", str(error))
     outcome = f"{type(error).__name__}: {found.group(0) if found else str(error)[:100]} ..."
+    if link:
+        outcome += f"\nthe error links to: {link.group(1)}"
 print(outcome)
 on_cpu_replicas = isinstance(strategy, tf.distribute.MirroredStrategy) and not tf.config.list_physical_devices("GPU")
 assert outcome != "ran" or not on_cpu_replicas
@@ -256,8 +319,10 @@ def make_step_counter():
 check.ex_1_5(make_step_counter)
 
 # %% [markdown]
-# What a retrace costs, measured: the same compiled step, called with a new Python int each
-# time (a trace and an XLA compilation per call) and with one signature (compiled once).
+# The first notebook measured what a retrace costs; new here is that with `jit_compile=True`
+# every retrace is also an XLA compilation. The same compiled step, called with a new Python
+# int each time (a trace and an XLA compilation per call) and with one signature (compiled
+# once):
 
 # %% tags=["nbval-ignore-output"]
 timed_counter = tf.Variable(0, dtype=tf.int32)
@@ -541,14 +606,24 @@ assert raised == (strategy.num_replicas_in_sync > 1)
 # - `synchronization=ON_READ` with `SUM` for metrics, updated often and read rarely: each
 #   replica updates its copy with no communication, and the read combines them. Keras metrics
 #   create their variables this way;
-# - `NONE` only for variables you never assign inside `strategy.run`.
+# - `NONE` for variables never assigned in replica context, or assigned only in
+#   cross-replica context, where one assignment updates every copy alike. That is how Keras
+#   treats model weights: they have aggregation `NONE`, and the optimizer first all-reduces
+#   the gradients across replicas, then updates the weights from cross-replica context
+#   (through `merge_call`), never with a per-replica `assign` that would let copies drift
+#   ([Keras's TensorFlow optimizer](https://github.com/keras-team/keras/blob/master/keras/src/backend/tensorflow/optimizer.py),
+#   `_backend_update_step`).
 #
 # Here is what Keras chose, in its own words:
 
 # %%
 metric = tf.keras.metrics.Mean()
+dense = tf.keras.layers.Dense(2)
+dense.build((None, 3))
+print("Keras Dense kernel:        ", dense.kernel.aggregation)
 print("Keras optimizer iterations:", optimizer.iterations.aggregation)
 print("Keras metric variables:    ", [(v.synchronization, v.aggregation) for v in metric.variables])
+assert dense.kernel.aggregation == "none" and optimizer.iterations.aggregation == "only_first_replica"
 
 # %% [markdown]
 # ### Explorer: one assign_add on every replica
@@ -565,10 +640,11 @@ ipywidgets.interact(show_assign_add, choice=ipywidgets.Dropdown(options=list(CHO
 # %% [markdown]
 # ### Exercise 1.6: count every example, on every replica
 #
-# On a TPU every replica's batch has the same static shape, so the last batch of a dataset
-# is padded, and a `mask` marks the real examples (1.0) and the padding (0.0). Write
-# `make_example_counter(strategy)`, which returns a pair `(counter, count_examples)`:
-# - `counter`: a new variable, starting at 0, replicated by `strategy`;
+# On a TPU every replica's batch has the same static shape, so the last, short batch of a
+# dataset is dropped or padded; if padded, a `mask` marks the real examples (1.0) and the
+# padding (0.0). Write `make_example_counter(strategy)`, which returns a pair
+# `(counter, count_examples)`:
+# - `counter`: a new float32 variable, starting at 0.0, replicated by `strategy`;
 # - `count_examples(mask)`: runs **in replica context** (the checker calls it with
 #   `strategy.run` inside a `tf.function`) with this replica's float32 mask of shape `[4]`,
 #   and adds the number of real examples to the counter.
@@ -628,4 +704,4 @@ check.ex_1_6(make_example_counter)
 # - [Custom training with tf.distribute.Strategy](https://www.tensorflow.org/tutorials/distribute/custom_training)
 #   and [Use TPUs](https://www.tensorflow.org/guide/tpu)
 # - [XLA: known issues](https://www.tensorflow.org/xla/known_issues#tfvariable_on_a_different_device)
-#   (a tf.Variable on a different device: the fallback's error above links to it)
+#   (a tf.Variable on a different device: on the CPU fallback, the error above links to it)
