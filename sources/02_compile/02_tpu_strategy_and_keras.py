@@ -24,7 +24,8 @@
 # - train a Keras model under a strategy, and measure what `steps_per_execution` does.
 #
 # **Time:** about 25 minutes. **Prerequisites:** `00_start_here` (`strategy.run`,
-# `strategy.reduce`); the first notebook of this module (XLA, `jit_compile`) helps.
+# `strategy.reduce`); the first notebook of this module,
+# [01_xla_and_static_shapes](01_xla_and_static_shapes.ipynb) (XLA, `jit_compile`), helps.
 
 # %% [markdown]
 # ## 1. The TPUStrategy lifecycle
@@ -98,7 +99,9 @@ else:
 # - every variable belongs to the strategy whose scope created it. A second strategy object is
 #   a different world, even over the very same devices.
 #
-# The course's `connect` is idempotent: calling it again gives back the same object.
+# The course's `tpu_course.hardware.connect_quietly()`, which `tpu_course.start()` called
+# (through `tpu_course.connect()`, which also prints the line you saw), runs the lifecycle
+# only the first time; calling it again gives back the same object:
 
 # %%
 print(tpu_course.hardware.connect_quietly() is strategy)
@@ -227,11 +230,32 @@ except RuntimeError as error:
 # `strategy.run(step, args=batch)` calls `step` once per replica, each on its own share of the
 # batch, and returns *per-replica* values. Put it inside a `tf.function`: then the step and
 # everything around it (the reduction, a loop over several steps) become one program, traced
-# once and, on a TPU, compiled once. `TPUStrategy` does not run steps eagerly at all
+# once and, on a TPU, compiled once. `TPUStrategy` does not run a plain Python step eagerly
 # ([its API page](https://www.tensorflow.org/api_docs/python/tf/distribute/TPUStrategy):
-# "TPUStrategy doesn't support pure eager execution"); called outside a `tf.function`, it
-# wraps the step in one of its own, cached per Python function, so a fresh `lambda` on every
-# call compiles every time.
+# "TPUStrategy doesn't support pure eager execution"). Called outside a `tf.function`,
+# `TPUStrategy.run` first calls `validate_run_function`, which raises `NotImplementedError`
+# unless the step is itself a `tf.function` (or a `ConcreteFunction`, or an object whose
+# `__call__` is a `tf.function`). A step that passes is wrapped in a `tf.function` of
+# TPUStrategy's own, kept in a cache keyed by that step object, so calling `run` again with
+# the same `tf.function` does not trace again (`validate_run_function`, `tpu_run` and
+# `_tpu_function_creator` in
+# [tensorflow/python/distribute/tpu_strategy.py](https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/distribute/tpu_strategy.py)).
+# That check needs no TPU, so here it is, the function itself (an internal one, imported
+# only to show it):
+
+# %%
+from tensorflow.python.distribute.tpu_strategy import validate_run_function
+
+try:
+    validate_run_function(lambda: 1.0)  # a plain Python function, called eagerly
+except NotImplementedError as error:
+    phrase = "TPUStrategy.run(fn, ...) does not support pure eager execution"
+    print("NotImplementedError:", phrase if phrase in str(error) else str(error)[:120])
+    assert phrase in str(error)
+validate_run_function(tf.function(lambda: 1.0))
+print("a tf.function passes the check")
+
+# %% [markdown]
 #
 # Each replica sees only its share, so the loss is averaged over the **global** batch with
 # `tf.nn.compute_average_loss`: the replicas' gradients are summed when they are applied, and
@@ -314,8 +338,9 @@ except Exception as error:  # other strategies may refuse outright
 # %% [markdown]
 # No error, and a wrong answer: on the CPU fallback it counts 2 steps as 16 (2 × 8 replicas).
 # Adam's step size depends on that count (its bias correction), so the updates are not the
-# ones you asked for either. Checking where variables were created is the reliable defence,
-# and it is what the exercise below asks for.
+# ones you asked for either. Checking where variables were created is the reliable defence:
+# in the exercise below you create the objects, and the checker checks where their variables
+# were created.
 #
 # ### The optimizer that was never built
 #
@@ -377,13 +402,18 @@ check.ex_2_3(build_for_strategy)
 # ## 4. Where compilation really happens
 #
 # > **Myth:** "To run on a TPU, compile your function with `tf.tpu.experimental.compile`."
-# > **Fact:** there is no such function. A TPU program is compiled by XLA when a
-# > `tf.function` runs on the TPU: `strategy.run` inside a `tf.function`, or Keras
-# > `compile`/`fit`, which builds that function for you.
+# > (The name turns up in popular tutorials and LLM-generated snippets.)
+# > **Fact:** there is no such function. TensorFlow 1 code used `tf.compat.v1.tpu.rewrite`
+# > or `TPUEstimator`; the Estimator API is gone since TensorFlow 2.16
+# > ([release notes](https://github.com/tensorflow/tensorflow/releases/tag/v2.16.1)). In
+# > TensorFlow 2, XLA compiles a TPU program when a `tf.function` runs on the TPU:
+# > `strategy.run` inside a `tf.function`, or Keras `compile`/`fit`, which builds that
+# > function for you.
 
 # %%
 print("tf.tpu.experimental.compile exists:", hasattr(tf.tpu.experimental, "compile"))
-print("what tf.tpu.experimental has:", [name for name in dir(tf.tpu.experimental) if not name.startswith("_")])
+print("tf.compat.v1.tpu.rewrite exists:   ", hasattr(tf.compat.v1.tpu, "rewrite"))
+print("tf.compat.v1.estimator exists:     ", hasattr(tf.compat.v1, "estimator"))
 
 # %% [markdown]
 # The real entry points:
@@ -394,13 +424,11 @@ print("what tf.tpu.experimental has:", [name for name in dir(tf.tpu.experimental
 # | `strategy.run(step, ...)` inside a `tf.function` | on a TPU, the step, always with XLA, once per input signature, replicated on every core |
 # | `model.compile(..., jit_compile=..., steps_per_execution=N)` | Keras's own train function, running `N` steps per call |
 #
-# On a TPU, XLA is not optional: `jit_compile` matters on CPUs and GPUs, where it is off
-# unless you ask. Keras 3's default, `jit_compile="auto"`, turns it off on a CPU-only machine
-# and whenever the model was created under a `tf.distribute` strategy (`_resolve_auto_jit_compile`
-# in [keras/src/trainers/trainer.py](https://github.com/keras-team/keras/blob/master/keras/src/trainers/trainer.py));
-# under `TPUStrategy` the step is compiled for the TPU all the same. You will see it in the
-# next section. The `tf.function` is compiled the first time it runs with a new input
-# signature; the first notebook of this module shows that, and how to avoid compiling again.
+# On a TPU, XLA is not optional: `jit_compile` matters on CPUs and GPUs. Keras 3's default,
+# `jit_compile="auto"`, resolves to off under a strategy, as
+# [01_xla_and_static_shapes](01_xla_and_static_shapes.ipynb) (section 1) showed; under
+# `TPUStrategy` the step is compiled for the TPU all the same. That notebook also shows when
+# a `tf.function` is compiled again (a new input signature) and how to avoid it.
 
 # %% [markdown]
 # ## 5. Keras under a strategy
@@ -445,10 +473,11 @@ print("Keras chose jit_compile:", keras_model.jit_compile)  # "auto" resolved: o
 # between 2 and `steps_per_epoch` could help here", [Use TPUs](https://www.tensorflow.org/guide/tpu)).
 #
 # On the CPU fallback, with TensorFlow 2.20 and Keras 3, `fit` with `steps_per_execution > 1`
-# under `MirroredStrategy` fails, with a placeholder error of the same family as the
-# optimizer's above (the same family as the open
-# [keras-team/keras#19246](https://github.com/keras-team/keras/issues/19246), conditionals in
-# replica context). Try it: on a TPU it runs.
+# under `MirroredStrategy` fails, with the same placeholder error message as the unbuilt
+# optimizer's above (a similar placeholder error is reported in
+# [keras-team/keras#19246](https://github.com/keras-team/keras/issues/19246)). On a TPU it is
+# expected to run (not run here): the TPU guide above uses `steps_per_execution` under
+# `TPUStrategy`.
 
 # %% tags=["nbval-ignore-output"]
 with strategy.scope():
