@@ -22,10 +22,10 @@ def stub(x):
     (lambda x: 2 * x, "✅ Exercise ex_9_1: correct."),
     (stub, "⏳ Exercise ex_9_1: not attempted yet"),
     (..., "⏳ Exercise ex_9_1: not attempted yet"),
-    (lambda x: x + 2, "❌ Exercise ex_9_1: not yet. double(3): expected 6, got 5."),
-    (lambda x: "six", "❌ Exercise ex_9_1: not yet. double(3): expected a number, got str 'six'"),
+    (lambda x: x + 2, "❌ Exercise ex_9_1: not yet — double(3): expected 6, got 5."),
+    (lambda x: "six", "❌ Exercise ex_9_1: not yet — double(3): expected a number, got str 'six'"),
     (lambda x: x / 0, "💥 Exercise ex_9_1: your code raised ZeroDivisionError('division by zero') when called with 3."),
-    (6, "❌ Exercise ex_9_1: not yet. expected a function, but got int 6"),
+    (6, "❌ Exercise ex_9_1: not yet — expected a function, but got int 6"),
 ])
 def test_learner_mode_reports(exercise, capsys, answer, start):
     exercise(answer)

@@ -89,7 +89,7 @@ class Exercise:
             "correct": f"✅ {name}: correct.",
             "not-attempted": f"⏳ {name}: not attempted yet: {message} "
                              "Replace the TODO above with your code, run that cell, then this one again.",
-            "incorrect": f"❌ {name}: not yet. {message.rstrip('.')}. "
+            "incorrect": f"❌ {name}: not yet — {message.rstrip('.')}. "
                          f"For a hint: check.{self.key}.hint()",
             "raised": f"💥 {name}: your code raised {message.rstrip('.')}. "
                       f"For a hint: check.{self.key}.hint()",

@@ -223,7 +223,7 @@ ipywidgets.interact(show_split, global_batch=ipywidgets.IntSlider(value=16, min=
 #
 # - `✅ Exercise ex_0_1: correct.`
 # - `⏳ ... not attempted yet` — the stub is still there;
-# - `❌ ... not yet.` and the first concrete difference it found (a value, a shape, a count), never the answer;
+# - `❌ ... not yet —` and the first concrete difference it found (a value, a shape, a count), never the answer;
 # - `💥 ... your code raised ...` — what your code raised, and with which input.
 #
 # Stuck? `check.ex_0_1.hint()` shows one more hint each time you call it, and
