@@ -101,7 +101,12 @@ def replica_number():
     return tf.distribute.get_replica_context().replica_id_in_sync_group
 
 
-per_replica = strategy.run(replica_number)
+@tf.function
+def replica_numbers():
+    return strategy.run(replica_number)
+
+
+per_replica = replica_numbers()
 numbers = [int(value) for value in strategy.experimental_local_results(per_replica)]
 print(type(per_replica).__name__, numbers)
 assert numbers == list(range(strategy.num_replicas_in_sync))
@@ -110,6 +115,11 @@ assert numbers == list(range(strategy.num_replicas_in_sync))
 # `strategy.run` returns a *per-replica* value: one tensor per replica, wrapped in a single
 # object (a `PerReplica` when there are several). `experimental_local_results` unwraps it
 # into a tuple you can read. On a TPU the same cell prints the same numbers, one per core.
+#
+# The call sits inside a `tf.function` (`@tf.function` above; more on it just below)
+# because `TPUStrategy` insists: called outside one with a plain Python function, its `run`
+# raises `NotImplementedError` ("does not support pure eager execution", module 02 shows the
+# source). The course always calls `strategy.run` this way, so the same code runs everywhere.
 #
 # **XLA is not automatic on the fallback.** On a TPU, the replicated step is compiled by XLA
 # for the cores. An operation XLA has no kernel for (string formatting, `tf.py_function`, ...)
@@ -175,7 +185,12 @@ print("differs from the float32 product:", bool(difference > 0))
 # axis=None)` does it for a per-replica value, with `op` `"SUM"` or `"MEAN"`:
 
 # %% tags=["nbval-ignore-output"]
-as_float = strategy.run(lambda: tf.cast(replica_number(), tf.float32))
+@tf.function
+def replica_numbers_as_float():
+    return strategy.run(lambda: tf.cast(replica_number(), tf.float32))
+
+
+as_float = replica_numbers_as_float()
 total = float(strategy.reduce("SUM", as_float, axis=None))
 mean = float(strategy.reduce("MEAN", as_float, axis=None))
 print(f"SUM of the replica numbers: {total}, MEAN: {mean}")
