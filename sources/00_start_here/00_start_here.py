@@ -38,7 +38,8 @@
 #
 # Environment variables change the choice: `TPU_COURSE_DEVICE=tpu` (or `gpu`, `cpu`) demands a
 # kind and fails loudly if it is absent; `TPU_COURSE_CPU_REPLICAS=2` sets the number of CPU
-# replicas (`1` gives TensorFlow's default, unreplicated strategy). They are read when the
+# replicas (`1` gives TensorFlow's default, unreplicated strategy, for comparison: the course's
+# demonstrations of replication need 2 or more). They are read when the
 # set-up cell runs: set them in your shell before starting Jupyter, or in a fresh kernel with a
 # cell such as `%env TPU_COURSE_CPU_REPLICAS=2` run before the set-up cell.
 #
@@ -49,8 +50,9 @@
 # What this prints depends on the hardware; the assert checks what must hold everywhere.
 print("replicas:", strategy.num_replicas_in_sync)
 print("strategy:", type(strategy).__name__)
-print("devices: ", strategy.extended.worker_devices)
-assert len(strategy.extended.worker_devices) == strategy.num_replicas_in_sync
+if strategy.num_replicas_in_sync > 1:  # TensorFlow's default strategy has no device list
+    print("devices: ", strategy.extended.worker_devices)
+    assert len(strategy.extended.worker_devices) == strategy.num_replicas_in_sync
 
 # %% [markdown]
 # On an 8-core TPU such as a v2-8 this says 8 replicas and `TPUStrategy`; on a single-chip
