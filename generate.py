@@ -93,7 +93,7 @@ def region_stub(region_lines, indent):
     if indent:
         return [f"{indent}# TODO: your code here.", f"{indent}raise NotImplementedError"]
     stub = stub_for("\n".join(region_lines))
-    return ["# TODO: your code here."] + (stub.splitlines() if stub else ["raise NotImplementedError"])
+    return stub.splitlines() if stub else ["# TODO: your code here.", "raise NotImplementedError"]
 
 
 def split_regions(source, where):

@@ -9,11 +9,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# Before any test module is imported: TensorFlow fixes its devices the first time it runs
+# anything, and some test modules build tensors at import time.
+from tpu_course.hardware import connect_quietly  # noqa: E402
+
+COURSE_STRATEGY = connect_quietly()
+
+
 @pytest.fixture(scope="session")
 def strategy():
     """The course's strategy in this test process (8 CPU replicas here), set up once."""
-    from tpu_course.hardware import connect_quietly
-    return connect_quietly()
+    return COURSE_STRATEGY
 
 
 def notebook_namespace(strategy):
