@@ -376,7 +376,7 @@ assert train_many_steps.experimental_get_tracing_count() == 1
 # %% [markdown]
 # ## 4. Fix the snippet
 #
-# Loops like this one are all over forums and blog posts. It trains, and it prints a loss that
+# Loops in this style are common in forum answers and blog posts. It trains, and it prints a loss that
 # looks plausible. Read it and find three faults before you read on.
 
 # %%
