@@ -387,7 +387,7 @@ plain_batches = (tf.data.Dataset.from_tensor_slices((x_train, y_train))
 
 @tf.function
 def popular_train_step(model, optimizer, features, labels):
-    def step_fn(model, optimizer, features, labels):
+    def step_fn(features, labels):
         with tf.GradientTape() as tape:
             logits = model(features, training=True)
             loss = tf.nn.compute_average_loss(per_example_loss(labels, logits), global_batch_size=GLOBAL_BATCH)
@@ -395,7 +395,7 @@ def popular_train_step(model, optimizer, features, labels):
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         return loss
 
-    per_replica_loss = strategy.run(step_fn, args=(model, optimizer, features, labels))
+    per_replica_loss = strategy.run(step_fn, args=(features, labels))
     return strategy.reduce("SUM", per_replica_loss, axis=None)
 
 
@@ -416,11 +416,23 @@ popular_loop(popular_model, popular_optimizer, steps=3)
 # %% [markdown]
 # The faults, and what each one really does on TensorFlow 2.20:
 #
-# **Fault 1: the model and the optimizer go through `strategy.run` as arguments.** It does not
-# fail here: `strategy.run` hands arguments that are not tensors or distributed values to
-# every replica unchanged. But it buys nothing. What makes the weights replicated is that they
-# were *created* in `strategy.scope()`, not how the step reaches them. And a model passed to a
-# `tf.function` becomes part of its trace key: every other model is a new trace.
+# **Fault 1: the model and the optimizer are arguments of the `tf.function`.** It buys
+# nothing: what makes the weights replicated is that they were *created* in
+# `strategy.scope()`, not how the step reaches them. And a model passed to a `tf.function`
+# becomes part of its trace key: every other model is a new trace.
+#
+# Many versions of this loop go one step further and pass the model and the optimizer on
+# through `strategy.run(step_fn, args=(model, optimizer, ...))`. `MirroredStrategy` hands
+# such arguments to every replica unchanged, so that runs on the fallback; `TPUStrategy`
+# converts every argument of the replicated step to a tensor (`tpu.replicate`, in
+# `tensorflow/python/tpu/tpu.py`), and a model is not one. This version keeps that fault out,
+# so that it runs on a TPU too; here is what the conversion says:
+
+# %%
+try:
+    tf.convert_to_tensor(popular_model)
+except ValueError as error:
+    print("ValueError:", str(error).split(" (<")[0], "(a Keras model) with an unsupported type")
 
 # %%
 with strategy.scope():

@@ -574,7 +574,7 @@ if on_cpu_fallback:
 # 2. On a single TPU VM, how many times is your input function called, and what does `shard(context.num_input_pipelines, context.input_pipeline_id)` do there? Why write it anyway?
 # 3. Why does `shuffle` before `shard` lose and duplicate examples across hosts, while `shard` before `shuffle` does not?
 # 4. After adding `prefetch`, your epoch takes as long as the steps alone. Will `cache()` make it much faster? Why not?
-# 5. Your step runs on the CPU fallback but the TPU says "Detected unsupported operations". What do you move, and where?
+# 5. Your step runs on the CPU fallback, but on a TPU it is slow and the log says ops without XLA kernels were placed on the CPU (or, with soft device placement off, it fails with "Detected unsupported operations"). How could you have caught it on the fallback, and what do you move, and where?
 #
 # **Further reading**
 # - [Distributed input](https://www.tensorflow.org/tutorials/distribute/input) (TensorFlow tutorial): both ways of distributing data, sharding, partial batches
