@@ -464,9 +464,10 @@ assert speedups["+ cache, 2nd epoch"] > 1 and speedups["+ prefetch"] > 1
 # alone, 8 × 16 ms: then the input keeps up and the step is the bottleneck, and caching
 # cannot do much more. Parallel `map` helps here even on 2 cores because the decode sleeps
 # (as reading from disk or network waits); CPU-bound decoding gains only as many times as
-# there are free cores. The plain pipeline with tf.data's default rewrites already overlaps
-# some of the work: the defaults are on for a reason, leave them on. On a TPU host the same
-# remedies apply; only the ratios change.
+# there are free cores. The last bar, the plain pipeline with tf.data's default rewrites,
+# moves from run to run here: the prefetch they add can overlap a little of the work, but they
+# cannot parallelize this `py_function`. So leave the defaults on, and still write the
+# remedies yourself. On a TPU host the same remedies apply; only the ratios change.
 
 # %% [markdown]
 # ## 5. Errors gallery for module 02
