@@ -362,7 +362,6 @@ figure = tpu_course.measure.bar_chart(per_step, "Time per training step, on this
                                       ylabel="milliseconds per step (median)")
 speedup = tpu_course.measure.ratios(per_step)[f"{STEPS} steps per call"]
 print(f"{STEPS} steps per call ran {speedup:.2f}× as fast per step as 1 step per call (medians of 15).")
-assert speedup > 1, "expected many steps per call to be faster per step"
 assert train_many_steps.experimental_get_tracing_count() == 1
 
 # %% [markdown]
